@@ -1,0 +1,50 @@
+# perf refleak: the kernel series, the perf subcommand, and the pipeline
+# that builds both from Linux 7.2.13 and runs them in a qemu guest.
+#
+# Caches (source, assembled tree, object directories, ccache) live in
+# $(PERF_REFLEAK_CACHE), default ~/.cache/perf-refleak; build output in build/.
+# KSRC=/path/to/linux uses your own 7.2 tree; KDEB=file.deb a linux-source .deb.
+
+SHELL := /bin/bash
+export KSRC KDEB PERF_REFLEAK_CACHE
+S := scripts
+
+.PHONY: all perf kernel tree initramfs deps vm-shell demo check bench series help clean
+
+all: perf ## build perf (with perf refleak) as build/perf
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## /  \1\t/' | expand -t 14
+
+deps: ## install the Debian packages everything needs (idempotent)
+	@$(S)/deps.sh
+
+tree: deps ## assemble the source tree: pristine + kernel/series + perf refleak
+	@$(S)/assemble-tree.sh >/dev/null
+
+perf: deps ## build perf from the assembled tree
+	@$(S)/build-perf.sh
+
+kernel: deps ## build the guest kernel (tinyconfig + kernel/configs/*.config)
+	@$(S)/build-kernel.sh
+
+initramfs: perf ## the guest's initramfs: busybox, perf and its libraries
+	@$(S)/make-initramfs.sh
+
+vm-shell: kernel initramfs ## boot the guest with an interactive shell on the console
+	@$(S)/vm-shell.sh
+
+demo: kernel initramfs ## record the driver's scenarios in the guest and print the report
+	@$(S)/demo.sh
+
+check: deps ## build and run every test; ends with "N passed, N failed, N skipped"
+	@$(S)/check.sh
+
+bench: kernel initramfs ## perf refleak report vs perf kmem and perf script on a large recording
+	@$(S)/bench.sh
+
+series: tree ## write the upstream series (kernel patches + perf commit) to build/series/
+	@$(S)/format-series.sh
+
+clean: ## remove build/ (the caches stay)
+	rm -rf build

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Assemble the tree everything is built from: a git work tree in the cache
+# holding the pristine source as its base commit ("pristine"), one commit per
+# patch of kernel/series, and one commit placing perf-builtin/,
+# Documentation/ and tests/shell/ into tools/perf (branch "assembled").
+#
+# The new commits are made on a private index, without touching the work
+# tree; only then is the work tree moved from the old "assembled" commit to
+# the new one, so git rewrites just the files that differ and make does not
+# rebuild unchanged objects. Prints the tree's path.
+. "$(dirname "$0")/lib.sh"
+
+src=$("$TOP/scripts/fetch-source.sh")
+stamp=$TREE/.git/refleak-inputs
+want=$(inputs_hash kernel/series $(cd "$TOP" && ls kernel/*.patch 2>/dev/null) perf-builtin Documentation tests/shell scripts/assemble-tree.sh)
+
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+	echo "$TREE"
+	exit 0
+fi
+
+# Fixed identity and dates: the same inputs give the same commits.
+export GIT_COMMITTER_NAME="perf refleak pipeline" GIT_COMMITTER_EMAIL="pipeline@localhost"
+export GIT_COMMITTER_DATE="2026-01-01T00:00:00Z"
+
+if ! git -C "$TREE" rev-parse -q --verify pristine >/dev/null 2>&1; then
+	rm -rf "$TREE"
+	if git -C "$src" rev-parse -q --verify HEAD >/dev/null 2>&1; then
+		log "cloning $src (its HEAD is the base)"
+		git clone -q --shared --no-checkout "$src" "$TREE"
+		git -C "$TREE" config gc.auto 0
+		git -C "$TREE" tag pristine "$(git -C "$src" rev-parse HEAD)"
+		git -C "$TREE" checkout -q -B assembled pristine
+	else
+		log "importing $src as the base commit (about a minute)"
+		cp -a "$src" "$TREE"
+		git -C "$TREE" init -q
+		git -C "$TREE" config gc.auto 0
+		# Debian's top-level .gitignore ignores everything: -f.
+		git -C "$TREE" add -f -A
+		GIT_AUTHOR_NAME=Linux GIT_AUTHOR_EMAIL=linux@localhost GIT_AUTHOR_DATE=$GIT_COMMITTER_DATE \
+			git -C "$TREE" commit -q -m "Linux $(make -s -C "$TREE" kernelversion 2>/dev/null)"
+		git -C "$TREE" tag pristine
+		git -C "$TREE" checkout -q -B assembled
+	fi
+fi
+
+cd "$TREE"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export GIT_INDEX_FILE=$tmp/index
+git read-tree pristine
+parent=$(git rev-parse pristine)
+
+# Commit the current private index with the message in $1 and author in $2..$4.
+commit_index() {
+	local msg=$1 tree
+	tree=$(git write-tree)
+	parent=$(GIT_AUTHOR_NAME=$2 GIT_AUTHOR_EMAIL=$3 GIT_AUTHOR_DATE=$4 \
+		git commit-tree "$tree" -p "$parent" < "$msg")
+}
+
+# 1. the kernel series
+if [ -f "$TOP/kernel/series" ]; then
+	while read -r p; do
+		case $p in ''|'#'*) continue ;; esac
+		git mailinfo "$tmp/msg" "$tmp/patch" < "$TOP/kernel/$p" > "$tmp/info"
+		git apply --cached "$tmp/patch" || die "kernel/$p does not apply"
+		{ sed -n 's/^Subject: //p' "$tmp/info"; echo; cat "$tmp/msg"; } > "$tmp/commit"
+		commit_index "$tmp/commit" "$(sed -n 's/^Author: //p' "$tmp/info")" \
+			"$(sed -n 's/^Email: //p' "$tmp/info")" "$(sed -n 's/^Date: //p' "$tmp/info")"
+	done < "$TOP/kernel/series"
+fi
+
+# 2. perf refleak: new files copied into tools/perf, then the registration hunks
+add_file() { # <file in the project> <path in the tree>
+	local mode=100644
+	[ -x "$1" ] && mode=100755
+	git update-index --add --cacheinfo "$mode,$(git hash-object -w "$1"),$2"
+}
+if [ -d "$TOP/perf-builtin" ]; then
+	(cd "$TOP/perf-builtin" && find . -type f ! -name '*.patch' ! -name 'commit-message.txt' | sort) |
+	while read -r f; do add_file "$TOP/perf-builtin/$f" "tools/perf/${f#./}"; done
+	for d in Documentation tests/shell; do
+		[ -d "$TOP/$d" ] || continue
+		(cd "$TOP/$d" && find . -type f | sort) |
+		while read -r f; do add_file "$TOP/$d/$f" "tools/perf/$d/${f#./}"; done
+	done
+	for p in "$TOP"/perf-builtin/*.patch; do
+		[ -f "$p" ] || continue
+		git apply --cached "$p" || die "$p does not apply"
+	done
+	commit_index "$TOP/perf-builtin/commit-message.txt" "perf refleak developers" \
+		"refleak@example.org" "$GIT_COMMITTER_DATE"
+fi
+
+unset GIT_INDEX_FILE
+git update-index -q --refresh >/dev/null || true
+git checkout -q -B assembled "$parent" || die "could not move the work tree to the new assembly (local edits in $TREE?)"
+echo "$want" > "$stamp"
+log "assembled $(git rev-list --count pristine..assembled) commits on top of pristine"
+echo "$TREE"

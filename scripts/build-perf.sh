@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Build perf from the assembled tree and install it into a cached prefix
+# (binary, exec path with the shell tests, man pages), linked as build/perf.
+#   build-perf.sh          the regular perf used on the host and in the guest
+#   build-perf.sh --asan   perf with AddressSanitizer and UBSan, for bad-input tests
+. "$(dirname "$0")/lib.sh"
+
+obj=$PERF_OBJ prefix=$PERF_PREFIX link=$BUILD/perf extra=()
+if [ "${1:-}" = --asan ]; then
+	obj=$PERF_ASAN_OBJ prefix=$PERF_ASAN_PREFIX link=$BUILD/perf-asan
+	extra=(EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+		LDFLAGS="-fsanitize=address,undefined")
+fi
+
+tree=$("$TOP/scripts/assemble-tree.sh")
+mkdir -p "$obj"
+log "building perf in $obj"
+start=$(date +%s)
+# Only the install targets we need: install-bin brings the exec path with
+# tests/shell, which 'perf test' reads; install-man lets 'perf help' work.
+locked make -s -C "$tree/tools/perf" O="$obj" prefix="$prefix" CC="ccache gcc" \
+	"${PERF_MAKE_OPTS[@]}" "${extra[@]}" -j"$JOBS" install-bin >"$obj/build.log" 2>&1 ||
+	{ tail -40 "$obj/build.log" >&2; die "perf build failed (log: $obj/build.log)"; }
+if [ "${1:-}" != --asan ]; then
+	locked make -s -C "$tree/tools/perf" O="$obj" prefix="$prefix" "${PERF_MAKE_OPTS[@]}" \
+		install-man >"$obj/man.log" 2>&1 ||
+		{ tail -20 "$obj/man.log" >&2; die "perf man pages failed (log: $obj/man.log)"; }
+fi
+log "perf built in $(( $(date +%s) - start )) s"
+ln -sfn "$prefix/bin/perf" "$link"

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# make check: build everything, run the host tests, boot the guest once to
+# run the guest checks, judge the results. Each check prints one PASS, FAIL
+# or SKIP line (with a reason); the run closes with "N passed, N failed, N
+# skipped" and exits non-zero if anything failed.
+. "$(dirname "$0")/lib.sh"
+set +e
+
+passed=0 failed=0 skipped=0
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+skip() { echo "SKIP $1: $2"; skipped=$((skipped + 1)); }
+# Judge an exit status: 0 pass, 2 skip (the test printed why), else fail.
+judge() { # <name> <rc> <log>
+	case $2 in
+	0) pass "$1" ;;
+	2) skip "$1" "$(tail -n 1 "$3")" ;;
+	*) fail "$1" "exit $2, see $3"; tail -n 15 "$3" | sed 's/^/    /' ;;
+	esac
+}
+finish() {
+	echo
+	echo "$passed passed, $failed failed, $skipped skipped"
+	[ "$failed" -eq 0 ]
+	exit
+}
+logs=$BUILD/check
+rm -rf "$logs" && mkdir -p "$logs"
+
+# 1. host tests of the pipeline scripts
+for t in "$TOP"/tests/host/pipeline-*.sh; do
+	n=host:$(basename "$t" .sh)
+	bash "$t" > "$logs/${n#host:}.log" 2>&1
+	judge "$n" $? "$logs/${n#host:}.log"
+done
+
+# 2. the kernel series is checkpatch-clean
+if [ -s "$TOP/kernel/series" ]; then
+	tree=$("$TOP/scripts/assemble-tree.sh") && bash "$TOP/scripts/checkpatch-series.sh" "$tree" > "$logs/checkpatch.log" 2>&1
+	judge series:checkpatch $? "$logs/checkpatch.log"
+else
+	skip series:checkpatch "kernel/series is empty: no kernel patches yet"
+fi
+
+# 3. builds (a failed build fails every check that needs it)
+"$TOP/scripts/build-perf.sh" > "$logs/build-perf.log" 2>&1
+perf_rc=$?
+judge build:perf $perf_rc "$logs/build-perf.log"
+"$TOP/scripts/build-kernel.sh" > "$logs/build-kernel.log" 2>&1
+kernel_rc=$?
+judge build:kernel $kernel_rc "$logs/build-kernel.log"
+if [ $perf_rc -ne 0 ] || [ $kernel_rc -ne 0 ]; then
+	fail guest "not booted: a build failed"
+	finish
+fi
+
+# 4. the guest
+out=$BUILD/guest-check
+"$TOP/scripts/make-initramfs.sh" > "$logs/initramfs.log" 2>&1 &&
+"$TOP/scripts/run-guest.sh" "$TOP/guest/check.sh" "$out" \
+	$(ls "$TOP"/kernel/tests/*.sh 2>/dev/null) > "$logs/guest.log" 2>&1
+rc=$?
+judge guest:boot $rc "$logs/guest.log"
+[ $rc -eq 0 ] || finish
+
+# KUnit: the boot-time run's KTAP, parsed by the kernel's own parser.
+kunit=$("$TOP/scripts/assemble-tree.sh")/tools/testing/kunit/kunit.py
+if [ -n "$(ls "$out"/kunit/*.ktap 2>/dev/null)" ]; then
+	for f in "$out"/kunit/*.ktap; do
+		n=kunit:$(basename "$f" .ktap)
+		python3 "$kunit" parse "$f" > "$logs/$n.log" 2>&1
+		judge "$n" $? "$logs/$n.log"
+	done
+fi
+if grep -qs '^CONFIG_REF_TRACE_KUNIT_TEST=y' "$KBUILD/.config"; then
+	[ -f "$out/kunit/ref_trace.ktap" ] || fail kunit:ref_trace "the suite did not run in the guest"
+else
+	skip kunit:ref_trace "the guest kernel has no CONFIG_REF_TRACE_KUNIT_TEST (series not applied)"
+fi
+
+# kmem tracepoints with callchains, recorded in the guest, read on the host
+# with the guest's symbols.
+if [ "$(cat "$out/kmem-record.rc" 2>/dev/null)" = 0 ]; then
+	"$BUILD/perf" report --stdio -i "$out/kmem.data" --kallsyms "$out/kallsyms" \
+		--sort sym > "$logs/kmem-report.log" 2>&1
+	if grep -Eq '\[k\] [a-z_]+' "$logs/kmem-report.log" && grep -q 'kmem:kmalloc' "$logs/kmem-report.log"; then
+		pass guest:kmem-record
+	else
+		fail guest:kmem-record "host perf report found no kernel symbols (see $logs/kmem-report.log)"
+	fi
+else
+	fail guest:kmem-record "perf record in the guest failed: $(tail -n 3 "$out/kmem-record.log" 2>/dev/null)"
+fi
+
+for n in tracepoint; do
+	if [ -f "$out/$n.rc" ]; then
+		judge "guest:$n" "$(cat "$out/$n.rc")" "$out/$n.log"
+	else
+		skip "guest:$n" "no guest check script for it yet (kernel/tests/)"
+	fi
+done
+
+# perf test refleak in the guest: every test it selects must pass.
+log=$out/perf-test-refleak.log
+if ! grep -q ': Ok\|FAILED\|: Skip' "$log" 2>/dev/null; then
+	fail guest:perf-test-refleak "perf test selected no refleak test"
+else
+	grep -E '^ *[0-9]+(\.[0-9]+)?: .*: (Ok|FAILED!|Skip.*)$' "$log" | while read -r line; do echo "$line"; done > "$logs/perf-test.results"
+	while read -r line; do
+		name=$(echo "$line" | sed -E 's/^ *[0-9.]+: (.*): (Ok|FAILED!|Skip.*)$/\1/')
+		case $line in
+		*": Ok") pass "perf-test:$name" ;;
+		*": Skip"*) skip "perf-test:$name" "${line##*: }" ;;
+		*) fail "perf-test:$name" "see $log" ;;
+		esac
+	done < "$logs/perf-test.results"
+fi
+
+# 5. perf refleak on bad input, with AddressSanitizer and UBSan
+if [ -f "$TOP/tests/host/bad-input.sh" ]; then
+	if "$TOP/scripts/build-perf.sh" --asan > "$logs/build-perf-asan.log" 2>&1; then
+		bash "$TOP/tests/host/bad-input.sh" "$BUILD/perf-asan" > "$logs/bad-input.log" 2>&1
+		judge host:bad-input $? "$logs/bad-input.log"
+	else
+		fail build:perf-asan "see $logs/build-perf-asan.log"
+	fi
+fi
+
+finish
