@@ -13,7 +13,7 @@ packages=(
 	# the guest
 	qemu-system-x86 busybox-static
 	# host-side tests
-	jq
+	jq time
 )
 
 missing=()
