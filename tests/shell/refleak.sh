@@ -1,0 +1,729 @@
+#!/bin/sh
+# perf refleak end-to-end (exclusive)
+# SPDX-License-Identifier: GPL-2.0
+#
+# Drives the kernel test driver lib/test_refleak.c (CONFIG_TEST_REFLEAK,
+# /sys/kernel/debug/test_refleak) under 'perf refleak record', then checks
+# that 'perf refleak report' puts exactly the driver's objects (matched by
+# address with the driver's "objects" file) in the class their scenario
+# implies, under the site test_refleak_<scenario>, and no driver object in
+# any other class.  Balanced, percpu and rcu objects must not be listed.
+#
+# POSIX sh and busybox tools only (runs in a minimal guest); no jq, no
+# python: the --json output is flattened with sed+awk below.
+#
+# Exit: 0 pass, 1 fail, 2 skip (reason printed).
+# Environment: REFLEAK_RCU_WAIT (seconds to wait for kfree_rcu frees inside
+# the recorded command, default 6), REFLEAK_KEEP=1 keeps the temp directory,
+# REFLEAK_DRIVER_DIR overrides /sys/kernel/debug/test_refleak (for testing
+# this script against a simulated driver).
+
+err=0
+verbose=0
+[ "$1" = "-v" ] && verbose=1
+
+drv=${REFLEAK_DRIVER_DIR:-/sys/kernel/debug/test_refleak}
+rcu_wait=${REFLEAK_RCU_WAIT:-6}
+tmpdir=
+reclaim_needed=0
+
+pass() { echo "[PASS] $*"; }
+fail() { echo "[FAIL] $*"; err=1; }
+skip() { echo "[Skip] $*"; exit 2; }
+note() { echo "[Note] $*"; }
+
+# shellcheck disable=SC2317 # called from the EXIT trap
+cleanup() {
+	if [ "$reclaim_needed" = 1 ] && [ -w "$drv/control" ]; then
+		echo reclaim > "$drv/control" 2>/dev/null
+	fi
+	if [ -n "$tmpdir" ] && [ -d "$tmpdir" ]; then
+		if [ "${REFLEAK_KEEP:-0}" = 1 ]; then
+			echo "Temporary files kept in $tmpdir"
+		else
+			rm -rf "$tmpdir"
+		fi
+	fi
+	trap - EXIT INT TERM
+}
+# shellcheck disable=SC2154 # st is set inside the trap
+trap 'st=$?; cleanup; exit $st' EXIT
+trap 'err=1; echo "Interrupted"; exit 1' INT TERM
+
+# Show the first lines of a file (for failure diagnostics).
+show() {
+	echo "---- $1 (first ${2:-40} lines) ----"
+	head -n "${2:-40}" "$1"
+	echo "----"
+}
+
+# ---------------------------------------------------------------- prerequisites
+
+if [ "$(id -u)" != 0 ]; then
+	skip "No root permission"
+fi
+if ! command -v perf > /dev/null 2>&1; then
+	skip "No perf binary in PATH"
+fi
+
+if [ ! -d /sys/kernel/debug/tracing ] && [ ! -d /sys/kernel/debug/test_refleak ]; then
+	mount -t debugfs none /sys/kernel/debug > /dev/null 2>&1
+fi
+if [ ! -d /sys/kernel/tracing/events ]; then
+	mount -t tracefs nodev /sys/kernel/tracing > /dev/null 2>&1
+fi
+
+have_tp=0
+for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
+	if [ -d "$d/events/ref_trace/ref_trace_final_put" ]; then
+		have_tp=1
+	fi
+done
+if [ "$have_tp" = 0 ] && perf list tracepoint 2>/dev/null | grep -q 'ref_trace:ref_trace_final_put'; then
+	have_tp=1
+fi
+if [ "$have_tp" = 0 ]; then
+	skip "No tracepoint ref_trace:ref_trace_final_put (CONFIG_REF_TRACE)"
+fi
+if [ ! -w "$drv/control" ] || [ ! -r "$drv/objects" ]; then
+	skip "No test driver $drv (CONFIG_TEST_REFLEAK)"
+fi
+
+tmpdir=$(mktemp -d /tmp/__perf_test_refleak.XXXXXX) || {
+	echo "[FAIL] cannot create a temporary directory"
+	exit 1
+}
+data=$tmpdir/perf.data
+objs=$tmpdir/objects
+drive=$tmpdir/drive.sh
+
+# ---------------------------------------------------------------- helpers
+
+# json_flatten FILE: one "path<TAB>value" line per scalar of a JSON document.
+# Path elements are object keys and array indexes joined with '.', e.g.
+#   classes.live_no_final_put.0.objects.2.addr	0xffff888003a1b040
+# String values lose their quotes (escapes are left as they are).
+# sed puts one token per line (a string token is matched whole, so brackets,
+# commas and colons inside strings are safe), awk tracks the nesting.
+json_flatten() {
+	sed -E 's/("([^"\\]|\\.)*"|[][{}:,]|[^][{}:,"[:space:]]+)/\1\
+/g' "$1" | sed -e 's/^[[:space:]]*//' -e '/^$/d' | awk '
+	$0 == "{" { d++; ty[d] = "o"; k[d] = ""; wk[d] = 1; next }
+	$0 == "[" { d++; ty[d] = "a"; ix[d] = 0; next }
+	$0 == "}" || $0 == "]" { d--; next }
+	$0 == "," { if (ty[d] == "a") ix[d]++; else wk[d] = 1; next }
+	$0 == ":" { wk[d] = 0; next }
+	{
+		t = $0
+		if (substr(t, 1, 1) == "\"") {
+			t = substr(t, 2, length(t) - 2)
+			if (ty[d] == "o" && wk[d]) { k[d] = t; next }
+		}
+		p = ""
+		for (i = 1; i <= d; i++)
+			p = p (i > 1 ? "." : "") (ty[i] == "o" ? k[i] : ix[i])
+		print p "\t" t
+	}'
+}
+
+# jget FLAT PATH: value of one scalar, empty if absent.
+jget() {
+	awk -F '\t' -v p="$2" '$1 == p { print $2; exit }' "$1"
+}
+
+# json_objects FLAT: one line per listed object:
+#   class scenario addr inferred uncertain age_ms site
+# scenario is the name behind test_refleak_ in the site symbol, "-" for
+# sites outside the driver; addr is lower case hex without 0x and leading 0.
+json_objects() {
+	awk -F '\t' '
+	function norm(a) { a = tolower(a); sub(/^0x/, "", a); sub(/^0+/, "", a); return a }
+	$1 ~ /^classes\./ {
+		n = split($1, P, ".")
+		g = P[2] SUBSEP P[3]
+		grp[g] = 1
+		if (n == 4 && P[4] == "site") site[g] = $2
+		if (n == 6 && P[4] == "objects") {
+			o = g SUBSEP P[5]
+			obj[o] = 1
+			if (P[6] == "addr") addr[o] = norm($2)
+			else if (P[6] == "inferred") inf[o] = $2
+			else if (P[6] == "uncertain") unc[o] = $2
+			else if (P[6] == "age_ms") age[o] = $2
+		}
+	}
+	END {
+		for (o in obj) {
+			split(o, K, SUBSEP)
+			g = K[1] SUBSEP K[2]
+			s = site[g]; sym = s
+			sub(/\+.*/, "", sym); sub(/\..*/, "", sym)
+			scen = "-"
+			if (sym ~ /^test_refleak_/) scen = substr(sym, 14)
+			if (s == "") s = "?"
+			print K[1], scen, addr[o], (inf[o] == "" ? "?" : inf[o]), \
+			      (unc[o] == "" ? "?" : unc[o]), (age[o] == "" ? "?" : age[o]), s
+		}
+	}' "$1" | sort
+}
+
+# json_groups FLAT: one line per site group of a driver scenario:
+#   class scenario count n_objects ref_offset alloc_has_scen n_put n_free cache
+json_groups() {
+	awk -F '\t' '
+	$1 ~ /^classes\./ {
+		n = split($1, P, ".")
+		g = P[2] SUBSEP P[3]
+		grp[g] = 1
+		if (n == 4) f[g, P[4]] = $2
+		if (n == 6 && P[4] == "objects" && P[6] == "addr") nobj[g]++
+		if (n == 8 && P[4] == "stacks" && P[7] == "frames") {
+			fr[g, P[5]] = fr[g, P[5]] " " $2
+			nfr[g, P[5]]++
+		}
+	}
+	END {
+		for (g in grp) {
+			split(g, K, SUBSEP)
+			sym = f[g, "site"]
+			sub(/\+.*/, "", sym); sub(/\..*/, "", sym)
+			if (sym !~ /^test_refleak_/) continue
+			scen = substr(sym, 14)
+			has = (fr[g, "alloc"] ~ ("[ ]test_refleak_" scen "([+.]|$| )")) ? 1 : 0
+			print K[1], scen, f[g, "count"] + 0, nobj[g] + 0, \
+			      (f[g, "ref_offset"] == "" ? "?" : f[g, "ref_offset"]), \
+			      has, nfr[g, "put"] + 0, nfr[g, "free"] + 0, \
+			      (f[g, "cache"] == "" ? "?" : f[g, "cache"])
+		}
+	}' "$1" | sort
+}
+
+# Class a scenario's objects must be listed in ("none": never listed).
+expected_class() {
+	case $1 in
+	leak_ref)	echo live_no_final_put ;;
+	free_no_put)	echo freed_without_final_put ;;
+	put_no_free)	echo final_put_not_freed ;;
+	*)		echo none ;;
+	esac
+}
+
+# check_classes LISTED EXPECTED LABEL [AGEFILTER]
+# LISTED: output of json_objects.  EXPECTED: the driver's objects lines
+# ("<scenario> <alloc> obj=0x.. ref=0x.. size=N").  Every driver object of a
+# scenario with an expected class must be listed there exactly as many times
+# as the driver made it (addresses may be reused), under its own scenario's
+# site; no object of a driver site may be listed in another class; objects
+# of scenarios whose class is "none" must not be listed at all.
+# With AGEFILTER=aged (a --min-age larger than the recording),
+# final_put_not_freed must list no driver object (--min-age filters only
+# that class).
+# When the recording lost events ($lost != 0), an object the report marks
+# uncertain may be in another class: that is noted, not failed.  Missing
+# objects always fail.
+check_classes() {
+	awk -v label="$3" -v agefilter="${4:-}" -v lost="${lost:-0}" '
+	function norm(a) { a = tolower(a); sub(/^0x/, "", a); sub(/^0+/, "", a); return a }
+	function want(s) {
+		if (s == "leak_ref") return "live_no_final_put"
+		if (s == "free_no_put") return "freed_without_final_put"
+		if (s == "put_no_free") return "final_put_not_freed"
+		return "none"
+	}
+	function agecls(c) { return c == "final_put_not_freed" }
+	FNR == NR {
+		# the driver objects file
+		a = ""
+		for (i = 3; i <= NF; i++) {
+			if ($i ~ /^obj=/) a = norm(substr($i, 5))
+			if ($i ~ /^ref=/) refaddr[norm(substr($i, 5))] = 1
+		}
+		if (a == "") next
+		want_n[$1, a]++
+		anyaddr[a] = anyaddr[a] " " $1
+		scen[$1] = 1
+		next
+	}
+	{
+		# class scenario addr inferred uncertain age site
+		c = $1; s = $2; a = $3
+		if (s == "-") {
+			if (a in anyaddr)
+				foreign[a] = foreign[a] " " c "@" $7
+			next
+		}
+		w = want(s)
+		if (agefilter == "aged" && agecls(w)) w = "none"
+		if (lost != 0 && $5 == "true" && c != w) {
+			printf "[Note] %s: %s object 0x%s in %s is marked uncertain (%s lost events)\n", label, s, a, c, lost
+			next
+		}
+		if (!(s in scen)) {
+			printf "[FAIL] %s: %s object 0x%s listed in %s, but the driver made no %s objects\n", label, s, a, c, s
+			bad++
+			next
+		}
+		if (w == "none") {
+			printf "[FAIL] %s: %s object 0x%s listed in %s; it must not be listed at all\n", label, s, a, c
+			bad++
+			next
+		}
+		if (c != w) {
+			printf "[FAIL] %s: %s object 0x%s listed in %s, expected %s\n", label, s, a, c, w
+			bad++
+			next
+		}
+		if (!((s, a) in want_n)) {
+			if ($4 == "true") {
+				printf "[Note] %s: inferred %s object 0x%s (pre-existing) in %s\n", label, s, a, c
+				next
+			}
+			printf "[FAIL] %s: %s object 0x%s listed in %s is not one of the driver objects%s\n", label, s, a, c, \
+				(a in refaddr) ? " (it is a refcount address: addr must be the object start)" : ""
+			bad++
+			next
+		}
+		got[s, a]++
+	}
+	END {
+		for (k in want_n) {
+			split(k, K, SUBSEP)
+			s = K[1]; a = K[2]
+			w = want(s)
+			if (agefilter == "aged" && agecls(w)) w = "none"
+			if (w == "none") continue
+			if (got[k] + 0 != want_n[k]) {
+				printf "[FAIL] %s: %s object 0x%s listed %d time(s) in %s, expected %d", label, s, a, got[k], w, want_n[k]
+				if (a in foreign) printf " (seen under other sites:%s)", foreign[a]
+				printf "\n"
+				bad++
+			} else
+				ok[s] += got[k]
+		}
+		for (s in scen) {
+			w = want(s)
+			if (agefilter == "aged" && agecls(w)) w = "none"
+			if (w == "none")
+				printf "[info] %s: %s objects: none listed, as expected\n", label, s
+			else
+				printf "[info] %s: %s objects: %d in %s\n", label, s, ok[s], w
+		}
+		exit bad ? 1 : 0
+	}' "$2" "$1"
+}
+
+# run_report NAME ARGS...: perf refleak report with stdout/stderr to files,
+# exit status in $rc.
+run_report() {
+	name=$1
+	shift
+	perf refleak report "$@" > "$tmpdir/$name.out" 2> "$tmpdir/$name.err"
+	rc=$?
+}
+
+# The statuses a successful report may have: 0, or 2 with lost events.
+ok_status() {
+	[ "$1" = 0 ] || { [ "$1" = 2 ] && [ "${lost:-0}" != 0 ]; }
+}
+
+# ---------------------------------------------------------------- record
+
+# The recorded command: create every scenario, collect the driver's objects
+# file after each command, then wait for the kfree_rcu() frees.
+cat > "$drive" << 'EOF'
+drv=$1
+objs=$2
+wait=$3
+shift 3
+while [ $# -ge 3 ]; do
+	if ! echo "$1 $2 $3" > "$drv/control"; then
+		echo "drive: writing '$1 $2 $3' to $drv/control failed" >&2
+		exit 1
+	fi
+	cat "$drv/objects" >> "$objs" || exit 1
+	echo "$1 $2 $3" >> "$objs.cmds"
+	shift 3
+done
+sleep "$wait"
+echo done > "$objs.done"
+EOF
+
+# Scenario, count, allocator.  The cache variants of leak_ref and free_no_put
+# are recognised through the other objects of the same slab cache (a final
+# put seen in test_refleak_obj teaches its refcount offset); a kmalloc site
+# whose objects never reach a final put cannot be told from any other
+# kmalloc site, so those variants are not driven.
+scenarios="balanced 7 cache
+balanced 3 kmalloc
+leak_ref 3 cache
+put_no_free 5 cache
+put_no_free 2 kmalloc
+free_no_put 4 cache
+percpu 2 cache
+rcu 6 cache
+rcu 2 kmalloc"
+
+# Start from a clean driver: free whatever an earlier run kept.
+echo reclaim > "$drv/control" 2>/dev/null
+reclaim_needed=1
+
+echo "Recording the driver scenarios (waiting ${rcu_wait}s for RCU frees)"
+# shellcheck disable=SC2086 # the scenario list is split on purpose
+perf refleak record -o "$data" -- sh "$drive" "$drv" "$objs" "$rcu_wait" $scenarios \
+	> "$tmpdir/record.out" 2> "$tmpdir/record.err"
+rc=$?
+if [ "$rc" != 0 ] || [ ! -s "$data" ]; then
+	fail "perf refleak record exited $rc or wrote no data"
+	show "$tmpdir/record.err"
+	exit 1
+fi
+if [ ! -f "$objs.done" ]; then
+	fail "the recorded command did not complete (driver rejected a command?)"
+	show "$tmpdir/record.err"
+	exit 1
+fi
+pass "perf refleak record"
+
+# The driver must have made what was asked.
+drv_ok=1
+echo "$scenarios" | while read -r s n a; do
+	got=$(awk -v s="$s" -v a="$a" '$1 == s && $2 == a' "$objs" | wc -l)
+	if [ "$got" != "$n" ]; then
+		echo "[FAIL] driver objects file: $got '$s $a' objects, expected $n"
+		exit 1
+	fi
+done || drv_ok=0
+if [ "$drv_ok" = 1 ]; then
+	pass "driver made every object that was asked for ($(wc -l < "$objs") objects)"
+else
+	err=1
+	show "$objs"
+	exit 1
+fi
+
+# Expected refcount offset per scenario/allocator (low 32 bits suffice).
+offsets=$tmpdir/offsets
+awk '
+function hex(h,   i, v) {
+	h = tolower(h); sub(/^0x/, "", h)
+	if (length(h) > 8) h = substr(h, length(h) - 7)
+	v = 0
+	for (i = 1; i <= length(h); i++)
+		v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+	return v
+}
+{
+	o = ""; r = ""
+	for (i = 3; i <= NF; i++) {
+		if ($i ~ /^obj=/) o = substr($i, 5)
+		if ($i ~ /^ref=/) r = substr($i, 5)
+	}
+	off = (hex(r) - hex(o) + 4294967296) % 4294967296
+	k = $1 " " $2
+	if (!(k in seen)) { seen[k] = off; print $1, $2, off }
+	else if (seen[k] != off) print "inconsistent", k > "/dev/stderr"
+}' "$objs" > "$offsets"
+
+# ---------------------------------------------------------------- JSON report
+
+echo "Checking perf refleak report --json --min-age 0"
+run_report json -i "$data" --json --min-age 0
+json_flatten "$tmpdir/json.out" > "$tmpdir/json.flat"
+lost=$(jget "$tmpdir/json.flat" summary.lost_events)
+if [ -z "$lost" ] || [ "$(jget "$tmpdir/json.flat" version)" != 1 ]; then
+	fail "report --json: no JSON document with version 1 and summary.lost_events (exit $rc)"
+	show "$tmpdir/json.err"
+	show "$tmpdir/json.out" 20
+	exit 1
+fi
+if [ "$lost" != 0 ]; then
+	note "the recording lost $lost events: verdicts may be uncertain, exit status 2 expected"
+fi
+if ok_status "$rc"; then
+	pass "report --json exit status $rc (lost events: $lost)"
+else
+	fail "report --json exited $rc (lost events: $lost), expected 0 (2 only with lost events)"
+	show "$tmpdir/json.err"
+fi
+
+for ev in kmalloc kmem_cache_alloc kfree kmem_cache_free final_put; do
+	v=$(jget "$tmpdir/json.flat" "summary.events.$ev")
+	if [ -n "$v" ] && [ "$v" -gt 0 ] 2>/dev/null; then
+		pass "summary.events.$ev = $v"
+	else
+		fail "summary.events.$ev = '$v', expected > 0"
+	fi
+done
+
+json_objects "$tmpdir/json.flat" > "$tmpdir/json.objs"
+if check_classes "$tmpdir/json.objs" "$objs" "json"; then
+	pass "every driver object is in its class, and only there"
+else
+	err=1
+	show "$tmpdir/json.objs" 60
+	show "$objs" 60
+fi
+
+# The balanced, percpu and rcu objects are counted as balanced.
+nbal=$(awk '$1 == "balanced" || $1 == "percpu" || $1 == "rcu"' "$objs" | wc -l)
+v=$(jget "$tmpdir/json.flat" summary.classes.balanced)
+if [ -n "$v" ] && [ "$v" -ge "$nbal" ] 2>/dev/null; then
+	pass "summary.classes.balanced = $v (>= $nbal driver objects)"
+elif [ "$lost" != 0 ]; then
+	note "summary.classes.balanced = '$v' < $nbal, with $lost lost events"
+else
+	fail "summary.classes.balanced = '$v', expected >= $nbal (balanced+percpu+rcu driver objects)"
+fi
+
+# Per site: count, offset, stacks, one group per scenario and class.
+json_groups "$tmpdir/json.flat" > "$tmpdir/json.groups"
+for s in leak_ref free_no_put put_no_free; do
+	c=$(expected_class "$s")
+	n=$(awk -v s="$s" '$1 == s' "$objs" | wc -l)
+	lines=$(awk -v c="$c" -v s="$s" '$1 == c && $2 == s' "$tmpdir/json.groups")
+	if [ -z "$lines" ]; then
+		fail "no $c site test_refleak_$s"
+		continue
+	fi
+	total=$(echo "$lines" | awk '{ t += $3 } END { print t + 0 }')
+	if [ "$total" = "$n" ]; then
+		pass "$c site test_refleak_$s: count $total"
+	else
+		fail "$c site test_refleak_$s: count $total, expected $n"
+	fi
+	echo "$lines" | while read -r _c _s count nobj off has nput nfree cache; do
+		[ "$count" = "$nobj" ] || {
+			echo "[FAIL] $c test_refleak_$s ($cache): count $count but $nobj objects listed"
+			exit 1
+		}
+		[ "$has" = 1 ] || {
+			echo "[FAIL] $c test_refleak_$s ($cache): no frame test_refleak_$s in the alloc stacks"
+			exit 1
+		}
+		case $c in
+		final_put_not_freed)
+			[ "$nput" -gt 0 ] || { echo "[FAIL] $c test_refleak_$s: no put stack"; exit 1; } ;;
+		freed_without_final_put)
+			[ "$nfree" -gt 0 ] || { echo "[FAIL] $c test_refleak_$s: no free stack"; exit 1; } ;;
+		esac
+		# any allocator of this scenario has the same offset in the driver
+		want=$(awk -v s="$s" '$1 == s && !seen[$3]++ { printf "%s%s", sep, $3; sep = "," }' "$offsets")
+		case ",$want," in
+		*",$off,"*) ;;
+		*) false ;;
+		esac || {
+			echo "[FAIL] $c test_refleak_$s ($cache): ref_offset $off, driver says $want"
+			exit 1
+		}
+		echo "[PASS] $c test_refleak_$s ($cache): objects, alloc stack, ref_offset $off"
+	done || err=1
+done
+
+# Ages, inferred/uncertain flags of the driver's listed objects.
+awk '$2 == "leak_ref" || $2 == "put_no_free" || $2 == "free_no_put"' "$tmpdir/json.objs" \
+	> "$tmpdir/json.drvobjs"
+if awk '$2 == "leak_ref" && !($6 + 0 >= 1000) { bad = 1 } END { exit bad }' "$tmpdir/json.drvobjs"; then
+	pass "live_no_final_put driver objects are at least 1000 ms old"
+else
+	fail "a leak_ref object has age_ms < 1000 (it lived ${rcu_wait}s until the end)"
+fi
+if awk '$4 != "false" { bad = 1 } END { exit bad }' "$tmpdir/json.drvobjs"; then
+	pass "no driver object is marked inferred"
+else
+	fail "a driver object allocated during the recording is marked inferred (or the field is missing)"
+fi
+if [ "$lost" = 0 ]; then
+	if awk '$5 != "false" { bad = 1 } END { exit bad }' "$tmpdir/json.drvobjs"; then
+		pass "no driver object is marked uncertain (no lost events)"
+	else
+		fail "a driver object is marked uncertain although no event was lost"
+	fi
+fi
+
+# ---------------------------------------------------------------- min-age
+
+echo "Checking --min-age"
+run_report aged -i "$data" --json --min-age 3600000
+json_flatten "$tmpdir/aged.out" > "$tmpdir/aged.flat"
+json_objects "$tmpdir/aged.flat" > "$tmpdir/aged.objs"
+if ! ok_status "$rc"; then
+	fail "report --min-age 3600000 exited $rc"
+	show "$tmpdir/aged.err"
+elif check_classes "$tmpdir/aged.objs" "$objs" "min-age 3600000" aged; then
+	pass "--min-age 3600000 hides final_put_not_freed, keeps the other classes"
+else
+	err=1
+fi
+
+run_report aged1 -i "$data" --json --min-age 1000
+json_flatten "$tmpdir/aged1.out" > "$tmpdir/aged1.flat"
+json_objects "$tmpdir/aged1.flat" > "$tmpdir/aged1.objs"
+if ! ok_status "$rc"; then
+	fail "report --min-age 1000 exited $rc"
+	show "$tmpdir/aged1.err"
+elif check_classes "$tmpdir/aged1.objs" "$objs" "min-age 1000"; then
+	pass "--min-age 1000 keeps every driver object (final puts ${rcu_wait}s before the end)"
+else
+	err=1
+fi
+
+# ---------------------------------------------------------------- text report
+
+echo "Checking the text report"
+run_report text -i "$data"
+if ok_status "$rc"; then
+	pass "report (text) exit status $rc"
+else
+	fail "report (text) exited $rc"
+	show "$tmpdir/text.err"
+fi
+for c in freed_without_final_put final_put_not_freed live_no_final_put; do
+	pat=$(echo "$c" | sed 's/_/[_ -]/g')
+	if grep -Eiq "$pat" "$tmpdir/text.out"; then
+		pass "text report mentions $c"
+	else
+		fail "text report does not mention $c"
+	fi
+done
+for s in leak_ref free_no_put put_no_free; do
+	if grep -q "test_refleak_$s" "$tmpdir/text.out"; then
+		pass "text report shows site test_refleak_$s"
+	else
+		fail "text report does not show site test_refleak_$s"
+	fi
+done
+for s in balanced percpu rcu; do
+	if ! grep -Eq "test_refleak_${s}([^_a-z]|\$)" "$tmpdir/text.out"; then
+		pass "text report does not list test_refleak_$s"
+	elif [ "$lost" != 0 ]; then
+		note "text report lists site test_refleak_$s, with $lost lost events"
+	else
+		fail "text report lists site test_refleak_$s (its objects are balanced)"
+	fi
+done
+[ "$err" = 0 ] || [ "$verbose" = 0 ] || show "$tmpdir/text.out" 80
+
+run_report objects -i "$data" --objects
+missing=""
+# shellcheck disable=SC2013 # one address per word
+for a in $(awk '$1 == "leak_ref" || $1 == "put_no_free" || $1 == "free_no_put" {
+		for (i = 3; i <= NF; i++) if ($i ~ /^obj=/) {
+			a = tolower(substr($i, 5)); sub(/^0x0*/, "", a); print a }
+	}' "$objs"); do
+	grep -qi "$a" "$tmpdir/objects.out" || missing="$missing $a"
+done
+if ok_status "$rc" && [ -z "$missing" ]; then
+	pass "report --objects lists every suspicious driver object address"
+else
+	fail "report --objects (exit $rc) misses:$missing"
+fi
+
+run_report callchain -i "$data" --callchain
+if ok_status "$rc" && grep -q "vfs_write" "$tmpdir/callchain.out"; then
+	pass "report --callchain shows stacks (vfs_write of the control file)"
+else
+	fail "report --callchain (exit $rc) shows no stack through vfs_write"
+fi
+run_report g -i "$data" -g
+if ok_status "$rc" && grep -q "vfs_write" "$tmpdir/g.out"; then
+	pass "report -g shows stacks"
+else
+	fail "report -g (exit $rc) shows no stack through vfs_write"
+fi
+
+for key in site count bytes age site,count count,bytes,age; do
+	run_report sort -i "$data" --sort "$key"
+	if ok_status "$rc" && grep -q "test_refleak_leak_ref" "$tmpdir/sort.out"; then
+		pass "report --sort $key"
+	else
+		fail "report --sort $key exited $rc or lost the leak_ref site"
+		show "$tmpdir/sort.err" 10
+	fi
+done
+
+# ---------------------------------------------------------------- exit statuses
+
+echo "Checking exit statuses"
+run_report fail -i "$data" --fail-on-leak
+if [ "$rc" = 3 ]; then
+	pass "report --fail-on-leak exits 3"
+else
+	fail "report --fail-on-leak exited $rc, expected 3"
+fi
+run_report failj -i "$data" --fail-on-leak --json
+if [ "$rc" = 3 ] && [ -s "$tmpdir/failj.out" ]; then
+	pass "report --fail-on-leak --json prints the report and exits 3"
+else
+	fail "report --fail-on-leak --json exited $rc (expected 3 with a report)"
+fi
+run_report badsort -i "$data" --sort no_such_key
+if [ "$rc" = 1 ] && [ -s "$tmpdir/badsort.err" ]; then
+	pass "report --sort no_such_key exits 1 with a message"
+else
+	fail "report --sort no_such_key exited $rc, expected 1 with a message on stderr"
+fi
+run_report nofile -i "$tmpdir/does-not-exist"
+if [ "$rc" = 1 ] && [ -s "$tmpdir/nofile.err" ]; then
+	pass "report on a missing file exits 1 with a message"
+else
+	fail "report on a missing file exited $rc, expected 1 with a message on stderr"
+fi
+
+# ---------------------------------------------------------------- kmem-only
+
+echo "Checking record --kmem-only"
+if perf refleak record --kmem-only -o "$tmpdir/kmem.data" -- sleep 1 \
+	> /dev/null 2> "$tmpdir/kmem-record.err"; then
+	run_report kmem -i "$tmpdir/kmem.data" --json
+	json_flatten "$tmpdir/kmem.out" > "$tmpdir/kmem.flat"
+	fp=$(jget "$tmpdir/kmem.flat" summary.events.final_put)
+	if [ "$rc" = 2 ] && [ "$fp" = 0 ] && [ -s "$tmpdir/kmem.err" ]; then
+		pass "kmem-only recording: report exits 2, final_put 0, warning on stderr"
+	else
+		fail "kmem-only recording: report exited $rc, final_put '$fp' (expected 2, 0, a warning)"
+		show "$tmpdir/kmem.err" 10
+	fi
+else
+	fail "perf refleak record --kmem-only failed"
+	show "$tmpdir/kmem-record.err" 10
+fi
+
+# ---------------------------------------------------------------- pipe mode
+
+echo "Checking pipe mode"
+: > "$tmpdir/pobjs"
+perf refleak record -o - -- sh "$drive" "$drv" "$tmpdir/pobjs" 1 balanced 3 cache leak_ref 2 cache \
+	2> "$tmpdir/prec.err" | perf refleak report -i - --json --min-age 0 \
+	> "$tmpdir/pipe.out" 2> "$tmpdir/pipe.err"
+rc=$?
+json_flatten "$tmpdir/pipe.out" > "$tmpdir/pipe.flat"
+lost=$(jget "$tmpdir/pipe.flat" summary.lost_events)
+json_objects "$tmpdir/pipe.flat" > "$tmpdir/pipe.objs"
+if [ ! -f "$tmpdir/pobjs.done" ]; then
+	fail "pipe mode: the recorded command did not complete"
+	show "$tmpdir/prec.err" 10
+elif ! ok_status "$rc" || [ -z "$lost" ]; then
+	fail "pipe mode: report -i - exited $rc (lost events '$lost')"
+	show "$tmpdir/pipe.err" 10
+elif check_classes "$tmpdir/pipe.objs" "$tmpdir/pobjs" "pipe"; then
+	pass "pipe mode: record -o - | report -i - finds the leaked references"
+else
+	err=1
+fi
+
+# ---------------------------------------------------------------- reclaim
+
+echo reclaim > "$drv/control"
+reclaim_needed=0
+if grep -q "^leaked 0$" "$drv/status"; then
+	pass "driver reclaimed its leaked objects"
+else
+	fail "driver status after reclaim: $(cat "$drv/status")"
+fi
+
+if [ "$err" = 0 ]; then
+	echo "perf refleak end-to-end: all checks passed"
+else
+	echo "perf refleak end-to-end: FAILED"
+fi
+exit $err
