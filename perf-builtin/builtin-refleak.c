@@ -1,0 +1,1187 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * builtin-refleak.c
+ *
+ * perf refleak: correlate slab allocations and frees (kmem tracepoints) with
+ * the final put of the refcount inside each object
+ * (ref_trace:ref_trace_final_put, CONFIG_REF_TRACE) and report objects
+ * freed with references left, put but never freed, never put, put after
+ * free and put twice.  The correlation itself lives in util/refleak.c.
+ */
+#include "builtin.h"
+
+#include "util/color.h"
+#include "util/data.h"
+#include "util/debug.h"
+#include "util/env.h"
+#include "util/evlist.h"
+#include "util/evsel.h"
+#include "util/event.h"
+#include "util/header.h"
+#include "util/machine.h"
+#include "util/map.h"
+#include "util/refleak.h"
+#include "util/sample.h"
+#include "util/session.h"
+#include "util/string2.h"
+#include "util/symbol.h"
+#include "util/tool.h"
+#include "util/tracepoint.h"
+#include "util/trace-event.h"
+#include "util/util.h"
+
+#include <subcmd/pager.h>
+#include <subcmd/parse-options.h>
+
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
+#include <linux/zalloc.h>
+#include <event-parse.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/time64.h>
+
+#define REFLEAK_PUT_TP		"ref_trace:ref_trace_final_put"
+#define REFLEAK_PUT_SYS		"ref_trace"
+#define REFLEAK_PUT_NAME	"ref_trace_final_put"
+#define REFLEAK_KCONFIG		"CONFIG_REF_TRACE"
+
+/* exit statuses, see Documentation/perf-refleak.txt */
+enum {
+	RL_EXIT_OK		= 0,
+	RL_EXIT_FATAL		= 1,
+	RL_EXIT_UNTRUSTED	= 2,
+	RL_EXIT_LEAK		= 3,
+};
+
+enum rl_ev_kind {
+	RL_EV_KMALLOC,
+	RL_EV_CACHE_ALLOC,
+	RL_EV_KFREE,
+	RL_EV_CACHE_FREE,
+	RL_EV_FINAL_PUT,
+	RL_EV_NR,
+	RL_EV_OTHER = RL_EV_NR,
+};
+
+static const char * const ev_names[RL_EV_NR] = {
+	[RL_EV_KMALLOC]		= "kmalloc",
+	[RL_EV_CACHE_ALLOC]	= "kmem_cache_alloc",
+	[RL_EV_KFREE]		= "kfree",
+	[RL_EV_CACHE_FREE]	= "kmem_cache_free",
+	[RL_EV_FINAL_PUT]	= "final_put",
+};
+
+/* per evsel: event kind and the format fields, looked up once */
+struct rl_evsel_info {
+	struct evsel		*evsel;
+	enum rl_ev_kind		kind;
+	struct tep_format_field	*ptr;		/* ptr or obj */
+	struct tep_format_field	*call_site;	/* call_site or caller */
+	struct tep_format_field	*bytes_alloc;
+	struct tep_format_field	*name;		/* cache name or fn */
+};
+
+#define RL_MAX_EVSELS	32
+
+struct refleak_report {
+	struct perf_tool	tool;
+	struct perf_session	*session;
+	struct refleak		*rl;
+	struct rl_evsel_info	evsels[RL_MAX_EVSELS];
+	int			nr_evsels;
+	u64			nr_events[RL_EV_NR];
+	u64			nr_samples_with_callchain;
+	u64			nr_bad_samples;
+	u64			*cpu_last;	/* last sample time per cpu */
+	int			nr_cpu_last;
+	u64			last_time;
+	u64			ips[PERF_MAX_STACK_DEPTH];
+	bool			has_put_event;
+	bool			has_kmem_event;
+	bool			has_callchain;
+	/* options */
+	const char		*input_name;
+	const char		*sort_keys;
+	const char		*min_age_str;
+	bool			objects;
+	bool			callchain;
+	bool			json;
+	bool			fail_on_leak;
+	bool			force;
+};
+
+/* ------------------------------------------------------------------ */
+/* event processing                                                    */
+
+static struct rl_evsel_info *rl_evsel_info(struct refleak_report *rep, struct evsel *evsel)
+{
+	struct rl_evsel_info *info = evsel->handler;
+	const struct tep_event *tp;
+
+	if (info && info->evsel == evsel)
+		return info;
+	if (rep->nr_evsels == RL_MAX_EVSELS)
+		return NULL;
+	info = &rep->evsels[rep->nr_evsels++];
+	memset(info, 0, sizeof(*info));
+	info->evsel = evsel;
+	info->kind = RL_EV_OTHER;
+	evsel->handler = info;
+
+	if (evsel->core.attr.type != PERF_TYPE_TRACEPOINT)
+		return info;
+	tp = evsel__tp_format(evsel);
+	if (!tp || !tp->system || !tp->name)
+		return info;
+
+	if (!strcmp(tp->system, "kmem")) {
+		if (!strcmp(tp->name, "kmalloc") || !strcmp(tp->name, "kmalloc_node"))
+			info->kind = RL_EV_KMALLOC;
+		else if (!strcmp(tp->name, "kmem_cache_alloc") ||
+			 !strcmp(tp->name, "kmem_cache_alloc_node"))
+			info->kind = RL_EV_CACHE_ALLOC;
+		else if (!strcmp(tp->name, "kfree"))
+			info->kind = RL_EV_KFREE;
+		else if (!strcmp(tp->name, "kmem_cache_free"))
+			info->kind = RL_EV_CACHE_FREE;
+	} else if (!strcmp(tp->system, REFLEAK_PUT_SYS) && !strcmp(tp->name, REFLEAK_PUT_NAME)) {
+		info->kind = RL_EV_FINAL_PUT;
+	}
+
+	switch (info->kind) {
+	case RL_EV_KMALLOC:
+	case RL_EV_CACHE_ALLOC:
+		info->bytes_alloc = evsel__field(evsel, "bytes_alloc");
+		fallthrough;
+	case RL_EV_KFREE:
+	case RL_EV_CACHE_FREE:
+		info->ptr = evsel__field(evsel, "ptr");
+		info->call_site = evsel__field(evsel, "call_site");
+		info->name = evsel__field(evsel, "name");
+		if (!info->ptr || !info->call_site) {
+			pr_warning("%s:%s lacks ptr/call_site fields, ignored\n", tp->system, tp->name);
+			info->kind = RL_EV_OTHER;
+		}
+		break;
+	case RL_EV_FINAL_PUT:
+		info->ptr = evsel__field(evsel, "obj");
+		info->call_site = evsel__field(evsel, "caller");
+		info->name = evsel__field(evsel, "fn");
+		if (!info->ptr) {
+			pr_warning("%s lacks the obj field, ignored\n", REFLEAK_PUT_TP);
+			info->kind = RL_EV_OTHER;
+		}
+		break;
+	case RL_EV_OTHER:
+	default:
+		break;
+	}
+	return info;
+}
+
+static u64 rl_field(struct evsel *evsel, struct tep_format_field *field, struct perf_sample *sample)
+{
+	if (!field || (u32)(field->offset + field->size) > sample->raw_size)
+		return 0;
+	return format_field__intval(field, sample, evsel->needs_swap);
+}
+
+static const char *rl_field_str(struct evsel *evsel, struct tep_format_field *field,
+				struct perf_sample *sample, char *buf, size_t size)
+{
+	u16 len = 0;
+	const char *raw;
+
+	if (!field)
+		return NULL;
+	raw = format_field__get_raw_data(field, sample, evsel->needs_swap, &len);
+	if (!raw || !len)
+		return NULL;
+	if (len >= size)
+		len = size - 1;
+	memcpy(buf, raw, len);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* kernel part of the callchain, interned once per distinct stack */
+static u32 rl_stack(struct refleak_report *rep, struct perf_sample *sample)
+{
+	struct ip_callchain *cc = sample->callchain;
+	bool kernel = true;
+	u32 i, n = 0;
+
+	if (!cc || !cc->nr)
+		return 0;
+	rep->nr_samples_with_callchain++;
+	for (i = 0; i < cc->nr && n < ARRAY_SIZE(rep->ips); i++) {
+		u64 ip = cc->ips[i];
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			kernel = ip == PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		if (kernel)
+			rep->ips[n++] = ip;
+	}
+	return refleak__intern_stack(rep->rl, rep->ips, n);
+}
+
+static void rl_note_time(struct refleak_report *rep, struct perf_sample *sample)
+{
+	int cpu = (int)sample->cpu;
+
+	if (sample->time > rep->last_time)
+		rep->last_time = sample->time;
+	if (cpu < 0 || cpu >= 65536)
+		return;
+	if (cpu >= rep->nr_cpu_last) {
+		int n = cpu + 64;
+		u64 *arr = realloc(rep->cpu_last, n * sizeof(*arr));
+
+		if (!arr)
+			return;
+		memset(arr + rep->nr_cpu_last, 0, (n - rep->nr_cpu_last) * sizeof(*arr));
+		rep->cpu_last = arr;
+		rep->nr_cpu_last = n;
+	}
+	rep->cpu_last[cpu] = sample->time;
+}
+
+static int process_sample_event(const struct perf_tool *tool,
+				union perf_event *event __maybe_unused,
+				struct perf_sample *sample,
+				struct machine *machine __maybe_unused)
+{
+	struct refleak_report *rep = container_of(tool, struct refleak_report, tool);
+	struct evsel *evsel = sample->evsel;
+	struct rl_evsel_info *info;
+	char name[256];
+	int err = 0;
+
+	if (!evsel)
+		return 0;
+	info = rl_evsel_info(rep, evsel);
+	if (!info || info->kind == RL_EV_OTHER)
+		return 0;
+	if (!sample->raw_data || !sample->raw_size) {
+		rep->nr_bad_samples++;
+		return 0;
+	}
+	rep->nr_events[info->kind]++;
+	rl_note_time(rep, sample);
+
+	switch (info->kind) {
+	case RL_EV_KMALLOC:
+	case RL_EV_CACHE_ALLOC: {
+		struct refleak_alloc_ev ev = {
+			.time		= sample->time,
+			.ptr		= rl_field(evsel, info->ptr, sample),
+			.call_site	= rl_field(evsel, info->call_site, sample),
+			.bytes_alloc	= rl_field(evsel, info->bytes_alloc, sample),
+			.cache		= info->kind == RL_EV_KMALLOC ? REFLEAK_KMALLOC :
+					  rl_field_str(evsel, info->name, sample, name, sizeof(name)),
+			.cpu		= sample->cpu,
+		};
+		if (ev.ptr)	/* no stack interning for failed allocations */
+			ev.stack = rl_stack(rep, sample);
+		err = refleak__alloc(rep->rl, &ev);
+		break;
+	}
+	case RL_EV_KFREE:
+	case RL_EV_CACHE_FREE: {
+		struct refleak_free_ev ev = {
+			.time		= sample->time,
+			.ptr		= rl_field(evsel, info->ptr, sample),
+			.call_site	= rl_field(evsel, info->call_site, sample),
+			.cache		= info->kind == RL_EV_KFREE ? NULL :
+					  rl_field_str(evsel, info->name, sample, name, sizeof(name)),
+			.cpu		= sample->cpu,
+		};
+		if (ev.ptr)
+			ev.stack = rl_stack(rep, sample);
+		err = refleak__free(rep->rl, &ev);
+		break;
+	}
+	case RL_EV_FINAL_PUT: {
+		struct refleak_put_ev ev = {
+			.time	= sample->time,
+			.obj	= rl_field(evsel, info->ptr, sample),
+			.caller	= rl_field(evsel, info->call_site, sample),
+			.fn	= NULL,
+			.stack	= rl_stack(rep, sample),
+			.cpu	= sample->cpu,
+		};
+		err = refleak__final_put(rep->rl, &ev);
+		break;
+	}
+	case RL_EV_OTHER:
+	default:
+		break;
+	}
+	if (err)
+		pr_err("perf refleak: out of memory\n");
+	return err;
+}
+
+/* lost records: the window is since the last sample of that CPU */
+static void rl_lost(struct refleak_report *rep, struct perf_sample *sample, u64 nr)
+{
+	int cpu = (int)sample->cpu;
+	u64 start = 0;
+
+	if (sample->time && cpu >= 0 && cpu < rep->nr_cpu_last)
+		start = rep->cpu_last[cpu];
+	if (!start)
+		start = rep->last_time;	/* nothing seen on that cpu yet */
+	refleak__lost(rep->rl, sample->time ? start : 0, sample->time, nr);
+}
+
+static int process_lost_event(const struct perf_tool *tool, union perf_event *event,
+			      struct perf_sample *sample, struct machine *machine __maybe_unused)
+{
+	struct refleak_report *rep = container_of(tool, struct refleak_report, tool);
+
+	rl_lost(rep, sample, event->lost.lost);
+	return 0;
+}
+
+static int process_lost_samples_event(const struct perf_tool *tool, union perf_event *event,
+				      struct perf_sample *sample,
+				      struct machine *machine __maybe_unused)
+{
+	struct refleak_report *rep = container_of(tool, struct refleak_report, tool);
+
+	rl_lost(rep, sample, event->lost_samples.lost);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* symbols                                                             */
+
+static const char *rl_sym(struct refleak_report *rep, u64 addr, char *buf, size_t size)
+{
+	struct machine *machine = &rep->session->machines.host;
+	struct map *map = NULL;
+	struct symbol *sym;
+
+	sym = machine__find_kernel_symbol(machine, addr, &map);
+	if (sym && map)
+		snprintf(buf, size, "%s+%#" PRIx64, sym->name,
+			 addr - map__unmap_ip(map, sym->start));
+	else
+		snprintf(buf, size, "%#" PRIx64, addr);
+	return buf;
+}
+
+static const char *rl_site_name(struct refleak_report *rep, const struct refleak_site *site,
+				char *buf, size_t size)
+{
+	if (!site->call_site) {
+		snprintf(buf, size, "[allocated before recording]");
+		return buf;
+	}
+	return rl_sym(rep, site->call_site, buf, size);
+}
+
+/* ------------------------------------------------------------------ */
+/* sorting                                                             */
+
+struct rl_row {
+	struct refleak_group	*g;
+	char			site[256];
+};
+
+enum rl_sort_key { RL_SORT_SITE, RL_SORT_COUNT, RL_SORT_BYTES, RL_SORT_AGE };
+
+static int rl_sort_keys[8];
+static int rl_nr_sort_keys;
+
+static int rl_parse_sort(const char *str)
+{
+	char *tmp = strdup(str), *tok, *save = NULL;
+	int ret = 0;
+
+	if (!tmp)
+		return -ENOMEM;
+	rl_nr_sort_keys = 0;
+	for (tok = strtok_r(tmp, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		int key;
+
+		if (!strcmp(tok, "site"))
+			key = RL_SORT_SITE;
+		else if (!strcmp(tok, "count"))
+			key = RL_SORT_COUNT;
+		else if (!strcmp(tok, "bytes"))
+			key = RL_SORT_BYTES;
+		else if (!strcmp(tok, "age"))
+			key = RL_SORT_AGE;
+		else {
+			pr_err("perf refleak: unknown sort key '%s' (site, count, bytes, age)\n", tok);
+			ret = -EINVAL;
+			break;
+		}
+		if (rl_nr_sort_keys < (int)ARRAY_SIZE(rl_sort_keys))
+			rl_sort_keys[rl_nr_sort_keys++] = key;
+	}
+	free(tmp);
+	if (!ret && !rl_nr_sort_keys) {
+		pr_err("perf refleak: empty sort key list\n");
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
+#define CMP_DESC(a, b) ((a) > (b) ? -1 : (a) < (b) ? 1 : 0)
+
+static int rl_row_cmp(const void *pa, const void *pb)
+{
+	const struct rl_row *a = pa, *b = pb;
+	int i, c = 0;
+
+	for (i = 0; i < rl_nr_sort_keys && !c; i++) {
+		switch (rl_sort_keys[i]) {
+		case RL_SORT_SITE:
+			c = strcmp(a->site, b->site);
+			break;
+		case RL_SORT_COUNT:
+			c = CMP_DESC(a->g->count, b->g->count);
+			break;
+		case RL_SORT_BYTES:
+			c = CMP_DESC(a->g->bytes, b->g->bytes);
+			break;
+		case RL_SORT_AGE:
+			c = CMP_DESC(a->g->max_age_ns, b->g->max_age_ns);
+			break;
+		default:
+			break;
+		}
+	}
+	if (!c)
+		c = CMP_DESC(a->g->site->call_site, b->g->site->call_site);
+	return c;
+}
+
+static struct rl_row *rl_rows(struct refleak_report *rep, enum refleak_class class, size_t *nr)
+{
+	struct refleak_group **groups = refleak__groups(rep->rl, class, nr);
+	struct rl_row *rows;
+	size_t i;
+
+	if (!groups)
+		return NULL;
+	rows = calloc(*nr + 1, sizeof(*rows));
+	if (!rows) {
+		free(groups);
+		*nr = 0;
+		return NULL;
+	}
+	for (i = 0; i < *nr; i++) {
+		rows[i].g = groups[i];
+		rl_site_name(rep, groups[i]->site, rows[i].site, sizeof(rows[i].site));
+	}
+	free(groups);
+	qsort(rows, *nr, sizeof(*rows), rl_row_cmp);
+	return rows;
+}
+
+/* ------------------------------------------------------------------ */
+/* text output                                                         */
+
+static const char * const class_help[REFLEAK_NR_CLASSES] = {
+	[REFLEAK_FREED_WITHOUT_FINAL_PUT] = "freed while the refcount never reached zero",
+	[REFLEAK_FINAL_PUT_NOT_FREED]	  = "refcount reached zero, object never freed",
+	[REFLEAK_LIVE_NO_FINAL_PUT]	  = "live at the end, refcount never reached zero",
+	[REFLEAK_PUT_AFTER_FREE]	  = "final put on an object already freed",
+	[REFLEAK_DOUBLE_PUT]		  = "refcount reached zero twice",
+	[REFLEAK_BALANCED]		  = "final put then free",
+};
+
+static const char * const class_age[REFLEAK_NR_CLASSES] = {
+	[REFLEAK_FREED_WITHOUT_FINAL_PUT] = "lifetime",
+	[REFLEAK_FINAL_PUT_NOT_FREED]	  = "since put",
+	[REFLEAK_LIVE_NO_FINAL_PUT]	  = "age",
+	[REFLEAK_PUT_AFTER_FREE]	  = "put-free",
+	[REFLEAK_DOUBLE_PUT]		  = "put2-put1",
+	[REFLEAK_BALANCED]		  = "free-put",
+};
+
+static void rl_print_stack_folded(struct refleak_report *rep, FILE *fp, u32 id, u64 count)
+{
+	char buf[256];
+	const u64 *ips;
+	u32 nr, i;
+
+	ips = refleak__stack(rep->rl, id, &nr);
+	fprintf(fp, "        %8" PRIu64 "  ", count);
+	/* folded: outermost caller first, as in stackcollapse */
+	for (i = nr; i > 0; i--)
+		fprintf(fp, "%s%s", rl_sym(rep, ips[i - 1], buf, sizeof(buf)), i > 1 ? ";" : "");
+	fputc('\n', fp);
+}
+
+#define RL_MAX_TEXT_STACKS	10
+
+static void rl_print_stacks(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
+{
+	int k;
+
+	for (k = 0; k < REFLEAK_NR_STACK_KINDS; k++) {
+		struct refleak_stack_count *sc;
+		size_t n, i;
+
+		sc = refleak_group__stacks(g, k, &n);
+		if (!sc)
+			continue;
+		fprintf(fp, "      %s stacks (%zu distinct):\n", refleak_stack_kind__name(k), n);
+		for (i = 0; i < n && (i < RL_MAX_TEXT_STACKS || verbose > 0); i++)
+			rl_print_stack_folded(rep, fp, sc[i].id, sc[i].count);
+		if (i < n)
+			fprintf(fp, "        ... %zu more (use -v)\n", n - i);
+		free(sc);
+	}
+}
+
+static void rl_fmt_time(char *buf, size_t size, u64 ns)
+{
+	if (ns)
+		snprintf(buf, size, "%" PRIu64 ".%06" PRIu64, ns / NSEC_PER_SEC,
+			 (ns % NSEC_PER_SEC) / NSEC_PER_USEC);
+	else
+		snprintf(buf, size, "-");
+}
+
+static void rl_print_objects(FILE *fp, struct refleak_group *g)
+{
+	u32 i;
+
+	fprintf(fp, "      %-18s %8s %17s %17s %17s %12s\n",
+		"object", "size", "alloc", "put", "free", "age(ms)");
+	for (i = 0; i < g->nr_objects; i++) {
+		const struct refleak_object *o = &g->objects[i];
+		char a[32], p[32], f[32];
+
+		rl_fmt_time(a, sizeof(a), o->alloc_ns);
+		rl_fmt_time(p, sizeof(p), o->put_ns);
+		rl_fmt_time(f, sizeof(f), o->free_ns);
+		fprintf(fp, "      %#-18" PRIx64 " %8" PRIu64 " %17s %17s %17s %12.3f%s%s\n",
+			o->addr, o->size, a, p, f, (double)o->age_ns / NSEC_PER_MSEC,
+			o->inferred ? " inferred" : "", o->uncertain ? " uncertain" : "");
+	}
+	if (g->objects_dropped)
+		fprintf(fp, "      ... %" PRIu64 " more objects not kept\n", g->objects_dropped);
+}
+
+static void rl_print_class(struct refleak_report *rep, FILE *fp, enum refleak_class class)
+{
+	const struct refleak_stats *st = refleak__stats(rep->rl);
+	struct rl_row *rows;
+	size_t nr, i;
+
+	if (!st->class_count[class])
+		return;
+	rows = rl_rows(rep, class, &nr);
+	if (!rows)
+		return;
+	fputc('\n', fp);
+	color_fprintf(fp, PERF_COLOR_RED, "%s", refleak_class__name(class));
+	fprintf(fp, ": %" PRIu64 " objects, %s\n", st->class_count[class], class_help[class]);
+	fprintf(fp, "  %-48s %-24s %8s %10s %12s %7s %s\n", "Site", "Cache", "Count", "Bytes",
+		"Max age(ms)", "RefOff", "Notes");
+	fprintf(fp, "  %.48s %.24s %.8s %.10s %.12s %.7s %s\n", graph_dotted_line,
+		graph_dotted_line, graph_dotted_line, graph_dotted_line, graph_dotted_line,
+		graph_dotted_line, "-----");
+	for (i = 0; i < nr; i++) {
+		struct refleak_group *g = rows[i].g;
+		char off[24];
+
+		if (g->site->offset_mixed)
+			snprintf(off, sizeof(off), "mixed");
+		else if (g->site->offset_known)
+			snprintf(off, sizeof(off), "%#" PRIx64, g->site->ref_offset);
+		else
+			snprintf(off, sizeof(off), "?");
+		fprintf(fp, "  %-48s %-24s %8" PRIu64 " %10" PRIu64 " %12.3f %7s",
+			rows[i].site, g->site->cache ?: "?", g->count, g->bytes,
+			(double)g->max_age_ns / NSEC_PER_MSEC, off);
+		if (g->nr_inferred)
+			fprintf(fp, " %" PRIu64 " inferred", g->nr_inferred);
+		if (g->nr_uncertain)
+			color_fprintf(fp, PERF_COLOR_YELLOW, " %" PRIu64 " uncertain", g->nr_uncertain);
+		fprintf(fp, " (%s)\n", class_age[class]);
+		if (rep->callchain)
+			rl_print_stacks(rep, fp, g);
+		if (rep->objects)
+			rl_print_objects(fp, g);
+	}
+	free(rows);
+}
+
+static void rl_print_header(struct refleak_report *rep, FILE *fp, u64 min_age_ns)
+{
+	const struct refleak_stats *st = refleak__stats(rep->rl);
+	int c;
+
+	fprintf(fp, "# perf refleak report\n");
+	fprintf(fp, "# events: kmalloc %" PRIu64 ", kmem_cache_alloc %" PRIu64 ", kfree %" PRIu64
+		", kmem_cache_free %" PRIu64 ", final_put %" PRIu64 "\n",
+		rep->nr_events[RL_EV_KMALLOC], rep->nr_events[RL_EV_CACHE_ALLOC],
+		rep->nr_events[RL_EV_KFREE], rep->nr_events[RL_EV_CACHE_FREE],
+		rep->nr_events[RL_EV_FINAL_PUT]);
+	fprintf(fp, "# duration: %.3f s\n",
+		st->last_ns > st->first_ns ? (double)(st->last_ns - st->first_ns) / NSEC_PER_SEC : 0.0);
+	if (st->nr_lost)
+		color_fprintf(fp, PERF_COLOR_RED, "# lost events: %" PRIu64 " (%" PRIu64
+			      " records); verdicts overlapping them are marked uncertain\n",
+			      st->nr_lost, st->nr_lost_windows);
+	else
+		fprintf(fp, "# lost events: 0\n");
+	fprintf(fp, "# unmatched final puts: %" PRIu64
+		" (no allocation seen: object allocated before the recording)\n",
+		st->nr_unmatched_put);
+	fprintf(fp, "# unmatched frees: %" PRIu64 ", ignored NULL/ERR_PTR allocations: %" PRIu64
+		"\n", st->nr_unmatched_free, st->nr_ignored_alloc);
+	fprintf(fp, "# refcounted sites: %" PRIu64 " of %" PRIu64
+		", objects of other sites (not judged): %" PRIu64 "\n",
+		st->nr_refcounted_sites, st->nr_sites, st->nr_untracked);
+	fprintf(fp, "# objects:");
+	for (c = REFLEAK_BALANCED; c >= 0; c--)
+		fprintf(fp, " %s %" PRIu64 "%s", refleak_class__name(c), st->class_count[c],
+			c ? "," : "\n");
+	fprintf(fp, "# inferred: %" PRIu64 ", uncertain: %" PRIu64
+		", put less than %.0f ms before the end and not freed yet (e.g. kfree_rcu): %"
+		PRIu64 "\n", st->nr_inferred, st->nr_uncertain,
+		(double)min_age_ns / NSEC_PER_MSEC, st->nr_pending_free);
+	if (st->nr_missed_free)
+		fprintf(fp, "# addresses reallocated without a free event: %" PRIu64 "\n",
+			st->nr_missed_free);
+	if (st->nr_out_of_order)
+		fprintf(fp, "# events out of time order: %" PRIu64 "\n", st->nr_out_of_order);
+	if (!rep->has_put_event)
+		color_fprintf(fp, PERF_COLOR_RED,
+			      "# cannot show: final puts (no %s event in the recording, kernel without "
+			      REFLEAK_KCONFIG " or 'record --kmem-only'): no verdict is possible\n",
+			      REFLEAK_PUT_TP);
+	if (!rep->has_callchain)
+		fprintf(fp, "# cannot show: call stacks (recorded without callchains, -g)\n");
+	else if (rep->callchain == false)
+		fprintf(fp, "# call stacks recorded: use -g to show them\n");
+}
+
+/* ------------------------------------------------------------------ */
+/* JSON output                                                         */
+
+static void json_str(FILE *fp, const char *s)
+{
+	fputc('"', fp);
+	for (; s && *s; s++) {
+		unsigned char ch = *s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(fp, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(fp, "\\u%04x", ch);
+		else
+			fputc(ch, fp);
+	}
+	fputc('"', fp);
+}
+
+static void json_stacks(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
+{
+	int k;
+
+	fprintf(fp, ", \"stacks\": {");
+	for (k = 0; k < REFLEAK_NR_STACK_KINDS; k++) {
+		struct refleak_stack_count *sc;
+		size_t n = 0, i;
+
+		sc = refleak_group__stacks(g, k, &n);
+		fprintf(fp, "%s\"%s\": [", k ? ", " : "", refleak_stack_kind__name(k));
+		for (i = 0; i < n; i++) {
+			const u64 *ips;
+			u32 nr, f;
+			char buf[256];
+
+			ips = refleak__stack(rep->rl, sc[i].id, &nr);
+			fprintf(fp, "%s{\"count\": %" PRIu64 ", \"frames\": [", i ? ", " : "",
+				sc[i].count);
+			for (f = 0; f < nr; f++) {
+				if (f)
+					fprintf(fp, ", ");
+				json_str(fp, rl_sym(rep, ips[f], buf, sizeof(buf)));
+			}
+			fprintf(fp, "]}");
+		}
+		fprintf(fp, "]");
+		free(sc);
+	}
+	fprintf(fp, "}");
+}
+
+static void json_objects(FILE *fp, struct refleak_group *g)
+{
+	u32 i;
+
+	fprintf(fp, ", \"objects\": [");
+	for (i = 0; i < g->nr_objects; i++) {
+		const struct refleak_object *o = &g->objects[i];
+
+		fprintf(fp, "%s{\"addr\": \"%#" PRIx64 "\", \"size\": %" PRIu64
+			", \"alloc_ns\": %" PRIu64 ", \"put_ns\": %" PRIu64 ", \"free_ns\": %" PRIu64
+			", \"age_ms\": %.3f, \"inferred\": %s, \"uncertain\": %s}",
+			i ? ", " : "", o->addr, o->size, o->alloc_ns, o->put_ns, o->free_ns,
+			(double)o->age_ns / NSEC_PER_MSEC, o->inferred ? "true" : "false",
+			o->uncertain ? "true" : "false");
+	}
+	fprintf(fp, "]");
+}
+
+static void rl_print_json(struct refleak_report *rep, FILE *fp)
+{
+	const struct refleak_stats *st = refleak__stats(rep->rl);
+	int c, first;
+
+	fprintf(fp, "{\"version\": 1,\n \"summary\": {\"events\": {");
+	for (c = 0; c < RL_EV_NR; c++)
+		fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", ev_names[c], rep->nr_events[c]);
+	fprintf(fp, "},\n  \"lost_events\": %" PRIu64 ", \"unmatched_final_puts\": %" PRIu64
+		", \"inferred_objects\": %" PRIu64 ", \"uncertain_objects\": %" PRIu64 ",\n",
+		st->nr_lost, st->nr_unmatched_put, st->nr_inferred, st->nr_uncertain);
+	fprintf(fp, "  \"classes\": {");
+	for (c = 0; c < REFLEAK_NR_CLASSES; c++)
+		fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", refleak_class__name(c),
+			st->class_count[c]);
+	fprintf(fp, "}},\n \"classes\": {");
+	first = 1;
+	for (c = 0; c < REFLEAK_BALANCED; c++) {
+		struct rl_row *rows;
+		size_t nr = 0, i;
+
+		rows = rl_rows(rep, c, &nr);
+		fprintf(fp, "%s\n  \"%s\": [", first ? "" : ",", refleak_class__name(c));
+		first = 0;
+		for (i = 0; i < nr; i++) {
+			struct refleak_group *g = rows[i].g;
+
+			fprintf(fp, "%s\n   {\"site\": ", i ? "," : "");
+			json_str(fp, rows[i].site);
+			fprintf(fp, ", \"call_site\": \"%#" PRIx64 "\", \"cache\": ", g->site->call_site);
+			json_str(fp, g->site->cache ?: "?");
+			fprintf(fp, ", \"count\": %" PRIu64 ", \"bytes\": %" PRIu64
+				", \"max_age_ms\": %.3f, \"ref_offset\": %" PRId64,
+				g->count, g->bytes, (double)g->max_age_ns / NSEC_PER_MSEC,
+				g->site->offset_known ? (s64)g->site->ref_offset : (s64)-1);
+			if (rep->has_callchain)
+				json_stacks(rep, fp, g);
+			json_objects(fp, g);
+			fprintf(fp, "}");
+		}
+		fprintf(fp, "%s]", nr ? "\n  " : "");
+		free(rows);
+	}
+	fprintf(fp, "\n }\n}\n");
+}
+
+/* ------------------------------------------------------------------ */
+/* report                                                              */
+
+static int rl_check_file(struct perf_session *session)
+{
+	struct perf_data *data = session->data;
+	struct stat st;
+	u64 end;
+
+	if (perf_data__is_pipe(data))
+		return 0;
+	if (fstat(perf_data__fd(data), &st) < 0) {
+		pr_err("perf refleak: cannot stat %s: %m\n", data->path);
+		return -1;
+	}
+	if (!session->header.data_size) {
+		pr_err("perf refleak: %s: recording was not finished (data size 0 in the header); "
+		       "truncated or still being written\n", data->path);
+		return -1;
+	}
+	end = session->header.data_offset + session->header.data_size;
+	if (end > (u64)st.st_size) {
+		pr_err("perf refleak: %s is truncated: header says %" PRIu64 " bytes of data, "
+		       "file has %" PRIu64 "\n", data->path, session->header.data_size,
+		       (u64)st.st_size > session->header.data_offset ?
+		       (u64)st.st_size - session->header.data_offset : 0);
+		return -1;
+	}
+	return 0;
+}
+
+static bool rl_scan_evlist(struct refleak_report *rep)
+{
+	struct evsel *evsel;
+
+	evlist__for_each_entry(rep->session->evlist, evsel) {
+		struct rl_evsel_info *info = rl_evsel_info(rep, evsel);
+
+		if (!info)
+			continue;
+		if (info->kind == RL_EV_FINAL_PUT)
+			rep->has_put_event = true;
+		else if (info->kind != RL_EV_OTHER)
+			rep->has_kmem_event = true;
+		if (info->kind != RL_EV_OTHER && (evsel->core.attr.sample_type & PERF_SAMPLE_CALLCHAIN))
+			rep->has_callchain = true;
+	}
+	return rep->has_kmem_event;
+}
+
+static const char * const refleak_usage[] = {
+	"perf refleak record [<options>] [-- <command>]",
+	"perf refleak report [<options>]",
+	NULL
+};
+
+/*
+ * parse_options() exits with 129 on an unknown option; the documented exit
+ * status for usage errors is 1, so validate the command line in a child
+ * first (it prints the usage message) and map its failure to 1.
+ */
+static int rl_validate_options(int argc, const char **argv, const struct option *options,
+			       const char * const *usage)
+{
+	int status = 0;
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return 0;	/* parse for real, perf's own exit status then */
+	if (pid == 0) {
+		parse_options(argc, argv, options, usage, 0);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return 0;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static int rl_report(int argc, const char **argv)
+{
+	struct refleak_report rep = {
+		.input_name	= "perf.data",
+		.sort_keys	= "count,bytes",
+	};
+	const struct option options[] = {
+	OPT_STRING('i', "input", &rep.input_name, "file", "input file name, '-' for stdin"),
+	OPT_STRING('s', "sort", &rep.sort_keys, "key[,key2...]",
+		   "sort groups by: site, count, bytes, age (default: count,bytes)"),
+	OPT_BOOLEAN(0, "objects", &rep.objects, "list individual suspicious objects"),
+	OPT_BOOLEAN('g', "callchain", &rep.callchain,
+		    "show alloc/put/free call stacks per site, folded with counts"),
+	OPT_BOOLEAN(0, "json", &rep.json, "JSON output"),
+	OPT_BOOLEAN(0, "fail-on-leak", &rep.fail_on_leak,
+		    "exit with status 3 if any suspicious object is found"),
+	OPT_STRING(0, "min-age", &rep.min_age_str, "ms",
+		   "final_put_not_freed only for puts at least that old at the end (default 1000)"),
+	OPT_BOOLEAN('f', "force", &rep.force, "don't complain, do it"),
+	OPT_INCR('v', "verbose", &verbose, "be more verbose"),
+	OPT_END()
+	};
+	const char * const report_usage[] = {
+		"perf refleak report [<options>]",
+		NULL
+	};
+	struct perf_data data = { .mode = PERF_DATA_MODE_READ, };
+	struct refleak_config cfg;
+	const struct refleak_stats *st;
+	u64 nr_suspicious = 0;
+	int ret = RL_EXIT_FATAL, c, err;
+
+	if (rl_validate_options(argc, argv, options, report_usage))
+		return RL_EXIT_FATAL;
+	argc = parse_options(argc, argv, options, report_usage, 0);
+	if (argc) {
+		pr_err("perf refleak report: unexpected argument '%s'\n", argv[0]);
+		usage_with_options_msg(report_usage, options, "unexpected argument");
+		return RL_EXIT_FATAL;
+	}
+	if (rl_parse_sort(rep.sort_keys))
+		return RL_EXIT_FATAL;
+
+	refleak_config__init(&cfg);
+	if (rep.min_age_str) {
+		char *end;
+		double ms = strtod(rep.min_age_str, &end);
+
+		if (end == rep.min_age_str || *end || ms < 0) {
+			pr_err("perf refleak: invalid --min-age '%s' (milliseconds)\n",
+			       rep.min_age_str);
+			return RL_EXIT_FATAL;
+		}
+		cfg.min_age_ns = (u64)(ms * NSEC_PER_MSEC);
+	}
+	cfg.keep_objects = rep.objects || rep.json;
+
+	rep.rl = refleak__new(&cfg);
+	if (!rep.rl) {
+		pr_err("perf refleak: out of memory\n");
+		return RL_EXIT_FATAL;
+	}
+
+	perf_tool__init(&rep.tool, /*ordered_events=*/true);
+	rep.tool.sample		= process_sample_event;
+	rep.tool.lost		= process_lost_event;
+	rep.tool.lost_samples	= process_lost_samples_event;
+	rep.tool.mmap		= perf_event__process_mmap;
+	rep.tool.mmap2		= perf_event__process_mmap2;
+	rep.tool.comm		= perf_event__process_comm;
+	rep.tool.ksymbol	= perf_event__process_ksymbol;
+	rep.tool.attr		= perf_event__process_attr;
+	rep.tool.tracing_data	= perf_event__process_tracing_data;
+	rep.tool.feature	= perf_event__process_feature;
+	rep.tool.build_id	= perf_event__process_build_id;
+
+	if (strcmp(rep.input_name, "-")) {
+		struct stat sb;
+
+		if (stat(rep.input_name, &sb) < 0) {
+			pr_err("perf refleak: cannot open %s: %s\n", rep.input_name, strerror(errno));
+			goto out;
+		}
+		if (S_ISREG(sb.st_mode) && sb.st_size == 0) {
+			pr_err("perf refleak: %s is empty\n", rep.input_name);
+			goto out;
+		}
+	}
+
+	data.path = rep.input_name;
+	data.force = rep.force;
+	rep.session = perf_session__new(&data, &rep.tool);
+	if (IS_ERR(rep.session)) {
+		pr_err("perf refleak: cannot read '%s': not a perf.data file, or truncated/corrupt\n",
+		       rep.input_name);
+		rep.session = NULL;
+		goto out;
+	}
+
+	if (rl_check_file(rep.session))
+		goto out;
+	if (!perf_data__is_pipe(&data) && !rl_scan_evlist(&rep)) {
+		pr_err("perf refleak: %s has no kmem:kmalloc/kmem_cache_alloc/kfree/"
+		       "kmem_cache_free events; record it with 'perf refleak record'\n",
+		       rep.input_name);
+		goto out;
+	}
+
+	symbol__init(perf_session__env(rep.session));
+
+	err = perf_session__process_events(rep.session);
+	if (err) {
+		pr_err("perf refleak: error while reading events from %s (%d): "
+		       "file truncated or corrupt\n", rep.input_name, err);
+		goto out;
+	}
+
+	if (perf_data__is_pipe(&data) && !rl_scan_evlist(&rep)) {
+		pr_err("perf refleak: the input has no kmem:kmalloc/kmem_cache_alloc/kfree/"
+		       "kmem_cache_free events; record it with 'perf refleak record'\n");
+		goto out;
+	}
+
+	if (rep.callchain && !rep.has_callchain)
+		pr_warning("perf refleak: %s was recorded without callchains (record -g): "
+			   "no stacks to show\n", rep.input_name);
+
+	refleak__finish(rep.rl, rep.last_time);
+	st = refleak__stats(rep.rl);
+	for (c = 0; c < REFLEAK_BALANCED; c++)
+		nr_suspicious += st->class_count[c];
+
+	if (!rep.has_put_event)
+		pr_warning("perf refleak: no %s event in %s: final puts cannot be known "
+			   "(kernel without " REFLEAK_KCONFIG " or recorded with --kmem-only)\n",
+			   REFLEAK_PUT_TP, rep.input_name);
+
+	if (rep.json) {
+		rl_print_json(&rep, stdout);
+	} else {
+		setup_pager();
+		rl_print_header(&rep, stdout, cfg.min_age_ns);
+		for (c = 0; c < REFLEAK_BALANCED; c++)
+			rl_print_class(&rep, stdout, c);
+		if (!nr_suspicious)
+			fprintf(stdout, "\nno suspicious objects\n");
+	}
+	fflush(stdout);
+
+	if (rep.fail_on_leak && nr_suspicious)
+		ret = RL_EXIT_LEAK;
+	else if (st->nr_lost || !rep.has_put_event || st->nr_out_of_order)
+		ret = RL_EXIT_UNTRUSTED;
+	else
+		ret = RL_EXIT_OK;
+out:
+	if (rep.session)
+		perf_session__delete(rep.session);
+	refleak__delete(rep.rl);
+	free(rep.cpu_last);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* record                                                              */
+
+static bool rl_has_target(int argc, const char **argv)
+{
+	static const char * const target_opts[] = {
+		"-a", "--all-cpus", "-C", "--cpu", "-p", "--pid", "-t", "--tid",
+		"-u", "--uid", "--per-thread",
+	};
+	int i;
+	size_t j;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		for (j = 0; j < ARRAY_SIZE(target_opts); j++) {
+			size_t len = strlen(target_opts[j]);
+
+			if (!strncmp(argv[i], target_opts[j], len) &&
+			    (argv[i][len] == '\0' || argv[i][len] == '=' ||
+			     (target_opts[j][1] != '-' && len == 2)))
+				return true;
+		}
+	}
+	return false;
+}
+
+static bool rl_has_opt(int argc, const char **argv, const char *s, const char *l)
+{
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if ((s && !strncmp(argv[i], s, 2)) ||
+		    (l && !strncmp(argv[i], l, strlen(l))))
+			return true;
+	}
+	return false;
+}
+
+static int rl_record(int argc, const char **argv)
+{
+	static const char * const kmem_tps[] = {
+		"kmem:kmalloc", "kmem:kmem_cache_alloc", "kmem:kfree", "kmem:kmem_cache_free",
+	};
+	const char **rec_argv;
+	bool kmem_only = false;
+	int i, j, rec_argc;
+	size_t t;
+
+	/* our own option, everything else goes to perf record */
+	for (i = 1, j = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			for (; i < argc; i++)
+				argv[j++] = argv[i];
+			break;
+		}
+		if (!strcmp(argv[i], "--kmem-only"))
+			kmem_only = true;
+		else
+			argv[j++] = argv[i];
+	}
+	argc = j;
+
+	for (t = 0; t < ARRAY_SIZE(kmem_tps); t++) {
+		if (!is_valid_tracepoint(kmem_tps[t])) {
+			pr_err("perf refleak: tracepoint %s not found: tracefs not mounted or not "
+			       "readable (run as root?) or kernel without CONFIG_TRACING\n",
+			       kmem_tps[t]);
+			return RL_EXIT_FATAL;
+		}
+	}
+	if (!kmem_only && !is_valid_tracepoint(REFLEAK_PUT_TP)) {
+		pr_err("perf refleak: tracepoint %s not found: the running kernel needs "
+		       REFLEAK_KCONFIG "=y; use 'perf refleak record --kmem-only' to record "
+		       "allocations only (no verdict on final puts possible)\n", REFLEAK_PUT_TP);
+		return RL_EXIT_FATAL;
+	}
+
+	rec_argv = calloc(argc + 32, sizeof(char *));
+	if (!rec_argv)
+		return -ENOMEM;
+	rec_argc = 0;
+	rec_argv[rec_argc++] = "record";
+	rec_argv[rec_argc++] = "-R";
+	rec_argv[rec_argc++] = "-c";
+	rec_argv[rec_argc++] = "1";
+	if (!rl_has_target(argc - 1, argv + 1))
+		rec_argv[rec_argc++] = "-a";
+	if (!rl_has_opt(argc - 1, argv + 1, NULL, "--call-graph") &&
+	    !rl_has_opt(argc - 1, argv + 1, "-g", NULL) &&
+	    !rl_has_opt(argc - 1, argv + 1, NULL, "--no-call-graph")) {
+		rec_argv[rec_argc++] = "-g";
+		rec_argv[rec_argc++] = "--kernel-callchains";
+	}
+	if (!rl_has_opt(argc - 1, argv + 1, "-m", "--mmap-pages")) {
+		rec_argv[rec_argc++] = "-m";
+		rec_argv[rec_argc++] = "1024";
+	}
+	for (t = 0; t < ARRAY_SIZE(kmem_tps); t++) {
+		rec_argv[rec_argc++] = "-e";
+		rec_argv[rec_argc++] = kmem_tps[t];
+	}
+	if (!kmem_only) {
+		rec_argv[rec_argc++] = "-e";
+		rec_argv[rec_argc++] = REFLEAK_PUT_TP;
+	}
+	for (i = 1; i < argc; i++)
+		rec_argv[rec_argc++] = argv[i];
+	rec_argv[rec_argc] = NULL;
+
+	if (verbose > 0) {
+		fprintf(stderr, "perf");
+		for (i = 0; i < rec_argc; i++)
+			fprintf(stderr, " %s", rec_argv[i]);
+		fputc('\n', stderr);
+	}
+	i = cmd_record(rec_argc, rec_argv);
+	free(rec_argv);
+	return i;
+}
+
+int cmd_refleak(int argc, const char **argv)
+{
+	const struct option options[] = {
+	OPT_INCR('v', "verbose", &verbose, "be more verbose"),
+	OPT_END()
+	};
+	const char *const subcommands[] = { "record", "report", NULL };
+	const char *usage[] = { NULL, NULL };
+
+	argc = parse_options_subcommand(argc, argv, options, subcommands, usage,
+					PARSE_OPT_STOP_AT_NON_OPTION);
+	if (!argc) {
+		int i;
+
+		pr_err("perf refleak: missing subcommand (record, report), usage:\n");
+		for (i = 0; refleak_usage[i]; i++)
+			pr_err("\t%s\n", refleak_usage[i]);
+		return RL_EXIT_FATAL;
+	}
+	if (strlen(argv[0]) > 2 && strstarts("record", argv[0]))
+		return rl_record(argc, argv);
+	if (strlen(argv[0]) > 2 && strstarts("report", argv[0]))
+		return rl_report(argc, argv);
+
+	pr_err("perf refleak: unknown subcommand '%s' (record, report)\n", argv[0]);
+	return RL_EXIT_FATAL;
+}

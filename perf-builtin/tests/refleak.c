@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of the 'perf refleak' correlation engine (util/refleak.c):
+ * synthetic alloc / free / final put sequences, one per verdict class and
+ * per tricky case (address reuse, cross-CPU ordering, objects allocated
+ * before the recording, refcount offsets, NULL allocations, lost events).
+ */
+#include <linux/compiler.h>
+#include <linux/kernel.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <perf/event.h>
+
+#include "tests.h"
+#include "util/debug.h"
+#include "util/ordered-events.h"
+#include "util/refleak.h"
+
+#define MS	(1000ULL * 1000)
+#define SEC	(1000ULL * MS)
+#define T0	(100 * SEC)
+
+#define SITE_A	0xffffffff81001000ULL
+#define SITE_B	0xffffffff81002000ULL
+#define SITE_N	0xffffffff81003000ULL	/* never refcounted */
+
+static struct refleak *new_engine(bool keep_objects)
+{
+	struct refleak_config cfg;
+
+	refleak_config__init(&cfg);
+	cfg.keep_objects = keep_objects;
+	return refleak__new(&cfg);
+}
+
+static int ev_alloc(struct refleak *rl, u64 t, u64 ptr, u64 size, u64 site,
+		    const char *cache, u32 stack)
+{
+	struct refleak_alloc_ev ev = {
+		.time = t, .ptr = ptr, .bytes_alloc = size, .call_site = site,
+		.cache = cache, .stack = stack,
+	};
+	return refleak__alloc(rl, &ev);
+}
+
+static int ev_free(struct refleak *rl, u64 t, u64 ptr, const char *cache, u32 stack)
+{
+	struct refleak_free_ev ev = { .time = t, .ptr = ptr, .cache = cache, .stack = stack, };
+
+	return refleak__free(rl, &ev);
+}
+
+static int ev_put(struct refleak *rl, u64 t, u64 obj, u32 stack)
+{
+	struct refleak_put_ev ev = {
+		.time = t, .obj = obj, .fn = "refcount_dec_and_test", .stack = stack,
+	};
+	return refleak__final_put(rl, &ev);
+}
+
+static const struct refleak_stats *finish(struct refleak *rl, u64 end)
+{
+	refleak__finish(rl, end);
+	return refleak__stats(rl);
+}
+
+/* the single reported group of a class, NULL if none or several */
+static struct refleak_group *only_group(struct refleak *rl, enum refleak_class class)
+{
+	size_t nr;
+	struct refleak_group **arr = refleak__groups(rl, class, &nr);
+	struct refleak_group *g = nr == 1 ? arr[0] : NULL;
+
+	free(arr);
+	return g;
+}
+
+static u64 nr_suspicious(const struct refleak_stats *st)
+{
+	u64 n = 0;
+	int c;
+
+	for (c = 0; c < REFLEAK_BALANCED; c++)
+		n += st->class_count[c];
+	return n;
+}
+
+static int test__refleak_balanced(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+{
+	struct refleak *rl = new_engine(true);
+	const struct refleak_stats *st;
+	int ret = TEST_FAIL;
+
+	TEST_ASSERT_VAL("engine", rl);
+	ev_alloc(rl, T0, 0x1000, 64, SITE_A, "test_refleak_obj", 0);
+	ev_put(rl, T0 + 1 * MS, 0x1000 + 16, 0);
+	ev_free(rl, T0 + 2 * MS, 0x1000, "test_refleak_obj", 0);
+	st = finish(rl, T0 + 5 * SEC);
+	if (st->class_count[REFLEAK_BALANCED] != 1 || nr_suspicious(st) != 0 ||
+	    st->nr_unmatched_put || st->nr_inferred || st->nr_uncertain) {
+		pr_debug("balanced: %" PRIu64 " suspicious %" PRIu64 "\n",
+			 st->class_count[REFLEAK_BALANCED], nr_suspicious(st));
+		goto out;
+	}
+	ret = TEST_OK;
+out:
+	refleak__delete(rl);
+	return ret;
+}
+
+static int test__refleak_classes(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+{
+	struct refleak *rl = new_engine(true);
+	const struct refleak_stats *st;
+	struct refleak_group *g;
+	u64 now = T0;
+	int ret = TEST_FAIL;
+
+	TEST_ASSERT_VAL("engine", rl);
+	/* site A becomes refcounted: a balanced object, put at offset 8 */
+	ev_alloc(rl, now += MS, 0x10000, 128, SITE_A, "c", 0);
+	ev_put(rl, now += MS, 0x10008, 0);
+	ev_free(rl, now += MS, 0x10000, "c", 0);
+	/* freed_without_final_put: site A object freed, no final put */
+	ev_alloc(rl, now += MS, 0x20000, 128, SITE_A, "c", 0);
+	ev_free(rl, now += 3 * MS, 0x20000, "c", 0);
+	/* same pattern at a site never seen refcounted: not reported */
+	ev_alloc(rl, now += MS, 0x30000, 32, SITE_N, NULL, 0);
+	ev_free(rl, now += MS, 0x30000, NULL, 0);
+	ev_alloc(rl, now += MS, 0x31000, 32, SITE_N, NULL, 0);	/* live at end */
+	/* final_put_not_freed: put long before the end, never freed */
+	ev_alloc(rl, now += MS, 0x40000, 128, SITE_A, "c", 0);
+	ev_put(rl, now += MS, 0x40008, 0);
+	/* live_no_final_put: allocated, never put, never freed */
+	ev_alloc(rl, now += MS, 0x50000, 128, SITE_A, "c", 0);
+	/* put_after_free */
+	ev_alloc(rl, now += MS, 0x60000, 128, SITE_A, "c", 0);
+	ev_free(rl, now += MS, 0x60000, "c", 0);
+	ev_put(rl, now += 2 * MS, 0x60008, 0);
+	/* double_put */
+	ev_alloc(rl, now += MS, 0x70000, 128, SITE_A, "c", 0);
+	ev_put(rl, now += MS, 0x70008, 0);
+	ev_put(rl, now += 4 * MS, 0x70008, 0);
+	ev_free(rl, now += MS, 0x70000, "c", 0);
+	/* final put just before the end (kfree_rcu pending): not flagged */
+	ev_alloc(rl, now += MS, 0x80000, 128, SITE_A, "c", 0);
+	ev_put(rl, T0 + 10 * SEC - 10 * MS, 0x80008, 0);
+
+	st = finish(rl, T0 + 10 * SEC);
+	TEST_ASSERT_VAL("balanced", st->class_count[REFLEAK_BALANCED] == 1);
+	TEST_ASSERT_VAL("freed_without_final_put",
+			st->class_count[REFLEAK_FREED_WITHOUT_FINAL_PUT] == 1);
+	TEST_ASSERT_VAL("final_put_not_freed", st->class_count[REFLEAK_FINAL_PUT_NOT_FREED] == 1);
+	TEST_ASSERT_VAL("live_no_final_put", st->class_count[REFLEAK_LIVE_NO_FINAL_PUT] == 1);
+	TEST_ASSERT_VAL("put_after_free", st->class_count[REFLEAK_PUT_AFTER_FREE] == 1);
+	TEST_ASSERT_VAL("double_put", st->class_count[REFLEAK_DOUBLE_PUT] == 1);
+	TEST_ASSERT_VAL("pending free (min-age)", st->nr_pending_free == 1);
+	TEST_ASSERT_VAL("untracked site", st->nr_untracked == 2);
+
+	g = only_group(rl, REFLEAK_FREED_WITHOUT_FINAL_PUT);
+	TEST_ASSERT_VAL("fwfp group", g && g->site->call_site == SITE_A && g->bytes == 128);
+	TEST_ASSERT_VAL("fwfp age = lifetime", g->max_age_ns == 3 * MS);
+	TEST_ASSERT_VAL("site offset", g->site->offset_known && g->site->ref_offset == 8 &&
+			!g->site->offset_mixed);
+	g = only_group(rl, REFLEAK_PUT_AFTER_FREE);
+	TEST_ASSERT_VAL("paf age = put - free", g && g->max_age_ns == 2 * MS);
+	g = only_group(rl, REFLEAK_DOUBLE_PUT);
+	TEST_ASSERT_VAL("double put age", g && g->max_age_ns == 4 * MS);
+	TEST_ASSERT_VAL("double put object", g->nr_objects == 1 && g->objects[0].addr == 0x70000);
+	g = only_group(rl, REFLEAK_LIVE_NO_FINAL_PUT);
+	TEST_ASSERT_VAL("lnfp object", g && g->nr_objects == 1 &&
+			g->objects[0].addr == 0x50000 && !g->objects[0].free_ns);
+	ret = TEST_OK;
+	refleak__delete(rl);
+	return ret;
+}
+
+static int test__refleak_reuse(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+{
+	struct refleak *rl = new_engine(true);
+	const struct refleak_stats *st;
+	struct refleak_group *g;
+
+	TEST_ASSERT_VAL("engine", rl);
+	/* same address, two lifetimes from two sites, both balanced */
+	ev_alloc(rl, T0 + 1 * MS, 0xa000, 64, SITE_A, "c", 0);
+	ev_put(rl, T0 + 2 * MS, 0xa010, 0);
+	ev_free(rl, T0 + 3 * MS, 0xa000, "c", 0);
+	ev_alloc(rl, T0 + 4 * MS, 0xa000, 64, SITE_B, "c", 0);
+	ev_put(rl, T0 + 5 * MS, 0xa010, 0);	/* belongs to the new object */
+	ev_free(rl, T0 + 6 * MS, 0xa000, "c", 0);
+	/* reused again, this time freed without put: only site B's object flagged */
+	ev_alloc(rl, T0 + 7 * MS, 0xa000, 64, SITE_B, "c", 0);
+	ev_free(rl, T0 + 8 * MS, 0xa000, "c", 0);
+	/* a smaller object inside the old range after free: a put on it is not after free */
+	ev_alloc(rl, T0 + 9 * MS, 0xa000, 32, SITE_A, "c", 0);
+	ev_put(rl, T0 + 10 * MS, 0xa010, 0);
+	ev_free(rl, T0 + 11 * MS, 0xa000, "c", 0);
+	st = finish(rl, T0 + 10 * SEC);
+	TEST_ASSERT_VAL("balanced x3", st->class_count[REFLEAK_BALANCED] == 3);
+	TEST_ASSERT_VAL("no put after free", st->class_count[REFLEAK_PUT_AFTER_FREE] == 0);
+	TEST_ASSERT_VAL("no double put", st->class_count[REFLEAK_DOUBLE_PUT] == 0);
+	g = only_group(rl, REFLEAK_FREED_WITHOUT_FINAL_PUT);
+	TEST_ASSERT_VAL("fwfp at site B", g && g->site->call_site == SITE_B && g->count == 1);
+	TEST_ASSERT_VAL("no missed free", st->nr_missed_free == 0);
+	refleak__delete(rl);
+
+	/* reallocation without a free: the free was not seen, old object uncertain */
+	rl = new_engine(true);
+	TEST_ASSERT_VAL("engine", rl);
+	ev_alloc(rl, T0 + 1 * MS, 0xb000, 64, SITE_A, "c", 0);
+	ev_put(rl, T0 + 2 * MS, 0xb008, 0);
+	ev_alloc(rl, T0 + 3 * MS, 0xb000, 64, SITE_A, "c", 0);
+	ev_put(rl, T0 + 4 * MS, 0xb008, 0);
+	ev_free(rl, T0 + 5 * MS, 0xb000, "c", 0);
+	st = finish(rl, T0 + 10 * SEC);
+	TEST_ASSERT_VAL("missed free counted", st->nr_missed_free == 1);
+	TEST_ASSERT_VAL("both balanced", st->class_count[REFLEAK_BALANCED] == 2);
+	TEST_ASSERT_VAL("not a double put", st->class_count[REFLEAK_DOUBLE_PUT] == 0);
+	TEST_ASSERT_VAL("old one uncertain", st->nr_uncertain == 1);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+/*
+ * The builtin relies on perf's ordered events to deliver samples from all
+ * CPUs in time order.  Two per-CPU streams (as they come out of two ring
+ * buffers) are queued, flushed, and fed to the engine.
+ */
+enum { T_ALLOC, T_PUT, T_FREE };
+
+struct test_event {
+	struct perf_event_header header;
+	int	type;
+	int	cpu;
+	u64	time;
+	u64	addr;
+};
+
+static int deliver(struct ordered_events *oe, struct ordered_event *oev)
+{
+	struct refleak *rl = oe->data;
+	struct test_event *e = (struct test_event *)oev->event;
+
+	switch (e->type) {
+	case T_ALLOC:
+		return ev_alloc(rl, e->time, e->addr, 64, SITE_A, "c", 0);
+	case T_PUT:
+		return ev_put(rl, e->time, e->addr, 0);
+	case T_FREE:
+	default:
+		return ev_free(rl, e->time, e->addr, "c", 0);
+	}
+}
+
+static int test__refleak_ordering(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+{
+	/* object allocated on CPU0, put and freed on CPU1, address reused on CPU0 */
+	static struct test_event cpu0[] = {
+		{ .type = T_ALLOC, .cpu = 0, .time = T0 + 1, .addr = 0xc000 },
+		{ .type = T_ALLOC, .cpu = 0, .time = T0 + 6, .addr = 0xc000 },
+		{ .type = T_PUT,   .cpu = 0, .time = T0 + 7, .addr = 0xc020 },
+		{ .type = T_FREE,  .cpu = 0, .time = T0 + 8, .addr = 0xc000 },
+	};
+	static struct test_event cpu1[] = {
+		{ .type = T_PUT,   .cpu = 1, .time = T0 + 3, .addr = 0xc020 },
+		{ .type = T_FREE,  .cpu = 1, .time = T0 + 4, .addr = 0xc000 },
+	};
+	struct ordered_events oe;
+	const struct refleak_stats *st;
+	struct refleak *rl;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cpu0); i++)
+		cpu0[i].header.size = sizeof(cpu0[i]);
+	for (i = 0; i < ARRAY_SIZE(cpu1); i++)
+		cpu1[i].header.size = sizeof(cpu1[i]);
+
+	/* fed per CPU buffer, unsorted: the engine sees time going backwards */
+	rl = new_engine(false);
+	TEST_ASSERT_VAL("engine", rl);
+	for (i = 0; i < ARRAY_SIZE(cpu0); i++)
+		deliver(&(struct ordered_events){ .data = rl },
+			&(struct ordered_event){ .event = (union perf_event *)&cpu0[i] });
+	for (i = 0; i < ARRAY_SIZE(cpu1); i++)
+		deliver(&(struct ordered_events){ .data = rl },
+			&(struct ordered_event){ .event = (union perf_event *)&cpu1[i] });
+	st = finish(rl, T0 + 10 * SEC);
+	TEST_ASSERT_VAL("unsorted input detected", st->nr_out_of_order > 0);
+	TEST_ASSERT_VAL("unsorted input gives wrong verdicts",
+			st->class_count[REFLEAK_BALANCED] != 2);
+	refleak__delete(rl);
+
+	/* through ordered events, as perf_session does */
+	rl = new_engine(false);
+	TEST_ASSERT_VAL("engine", rl);
+	memset(&oe, 0, sizeof(oe));	/* __init() leaves the other fields alone */
+	ordered_events__init(&oe, deliver, rl);
+	for (i = 0; i < ARRAY_SIZE(cpu0); i++)
+		ordered_events__queue(&oe, (union perf_event *)&cpu0[i], cpu0[i].time, 0, NULL);
+	for (i = 0; i < ARRAY_SIZE(cpu1); i++)
+		ordered_events__queue(&oe, (union perf_event *)&cpu1[i], cpu1[i].time, 0, NULL);
+	ordered_events__flush(&oe, OE_FLUSH__FINAL);
+	ordered_events__free(&oe);
+	st = finish(rl, T0 + 10 * SEC);
+	pr_debug("ordered: out of order %" PRIu64 ", balanced %" PRIu64 ", suspicious %" PRIu64
+		 ", missed free %" PRIu64 "\n", st->nr_out_of_order,
+		 st->class_count[REFLEAK_BALANCED], nr_suspicious(st), st->nr_missed_free);
+	TEST_ASSERT_VAL("ordered: in order", st->nr_out_of_order == 0);
+	TEST_ASSERT_VAL("ordered: both balanced", st->class_count[REFLEAK_BALANCED] == 2);
+	TEST_ASSERT_VAL("ordered: nothing suspicious", nr_suspicious(st) == 0);
+	TEST_ASSERT_VAL("ordered: no missed free", st->nr_missed_free == 0);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+static int test__refleak_preexisting(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+{
+	struct refleak *rl = new_engine(true);
+	const struct refleak_stats *st;
+	struct refleak_group *g;
+	u64 now = T0;
+
+	TEST_ASSERT_VAL("engine", rl);
+	/* learn: cache "obj" holds its refcount at offset 24 */
+	ev_alloc(rl, now += MS, 0x1000, 96, SITE_A, "obj", 0);
+	ev_put(rl, now += MS, 0x1000 + 24, 0);
+	ev_free(rl, now += MS, 0x1000, "obj", 0);
+	/* object from before the recording: put, then freed: inferred balanced */
+	ev_put(rl, now += MS, 0x9000 + 24, 0);
+	ev_free(rl, now += MS, 0x9000, "obj", 0);
+	/* pre-existing double put */
+	ev_put(rl, now += MS, 0x9400 + 24, 0);
+	ev_put(rl, now += MS, 0x9400 + 24, 0);
+	ev_free(rl, now += MS, 0x9400, "obj", 0);
+	/* a put on an unknown address that is never freed stays unmatched */
+	ev_put(rl, now += MS, 0x7777, 0);
+	/* a free of another cache without learned offset is just unmatched */
+	ev_free(rl, now += MS, 0xe000, "other", 0);
+	/* a later put inside an inferred object, after its free: put after free */
+	ev_put(rl, now += MS, 0x9000 + 24, 0);
+
+	st = finish(rl, T0 + 10 * SEC);
+	TEST_ASSERT_VAL("one real balanced", st->class_count[REFLEAK_BALANCED] == 1);
+	TEST_ASSERT_VAL("inferred double put", st->class_count[REFLEAK_DOUBLE_PUT] == 1);
+	TEST_ASSERT_VAL("inferred put after free", st->class_count[REFLEAK_PUT_AFTER_FREE] == 1);
+	TEST_ASSERT_VAL("inferred count", st->nr_inferred == 2);
+	TEST_ASSERT_VAL("unmatched put", st->nr_unmatched_put == 1);
+	TEST_ASSERT_VAL("unmatched free", st->nr_unmatched_free == 1);
+	TEST_ASSERT_VAL("matches", st->nr_inferred_matches == 2);
+	g = only_group(rl, REFLEAK_DOUBLE_PUT);
+	TEST_ASSERT_VAL("pseudo site", g && g->site->call_site == 0 &&
+			!strcmp(g->site->cache, "obj") && g->site->ref_offset == 24);
+	TEST_ASSERT_VAL("inferred object", g->nr_objects == 1 && g->objects[0].inferred &&
+			g->objects[0].addr == 0x9400);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+static int test__refleak_offsets(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+{
+	struct refleak *rl = new_engine(true);
+	const struct refleak_stats *st;
+	struct refleak_group *g;
+
+	TEST_ASSERT_VAL("engine", rl);
+	/* refcount at the last byte range of the object */
+	ev_alloc(rl, T0 + 1 * MS, 0x2000, 64, SITE_A, "c", 0);
+	ev_alloc(rl, T0 + 1 * MS, 0x2040, 64, SITE_B, "c", 0);	/* neighbour */
+	ev_put(rl, T0 + 2 * MS, 0x2000 + 56, 0);
+	ev_free(rl, T0 + 3 * MS, 0x2000, "c", 0);
+	/* exactly at start + size: belongs to the neighbour, not to 0x2000 */
+	ev_put(rl, T0 + 4 * MS, 0x2040, 0);
+	ev_free(rl, T0 + 5 * MS, 0x2040, "c", 0);
+	/* an address in no allocation */
+	ev_put(rl, T0 + 6 * MS, 0x5000, 0);
+	st = finish(rl, T0 + 10 * SEC);
+	TEST_ASSERT_VAL("two balanced", st->class_count[REFLEAK_BALANCED] == 2);
+	TEST_ASSERT_VAL("nothing suspicious", nr_suspicious(st) == 0);
+	TEST_ASSERT_VAL("one unmatched", st->nr_unmatched_put == 1);
+	refleak__delete(rl);
+
+	/* a site whose objects get put at two offsets */
+	rl = new_engine(true);
+	TEST_ASSERT_VAL("engine", rl);
+	ev_alloc(rl, T0 + 1 * MS, 0x2000, 64, SITE_A, "c", 0);
+	ev_put(rl, T0 + 2 * MS, 0x2008, 0);
+	ev_free(rl, T0 + 3 * MS, 0x2000, "c", 0);
+	ev_alloc(rl, T0 + 4 * MS, 0x3000, 64, SITE_A, "c", 0);
+	ev_put(rl, T0 + 5 * MS, 0x3010, 0);
+	ev_alloc(rl, T0 + 6 * MS, 0x4000, 64, SITE_A, "c", 0);
+	st = finish(rl, T0 + 10 * SEC);
+	g = only_group(rl, REFLEAK_LIVE_NO_FINAL_PUT);
+	TEST_ASSERT_VAL("mixed offsets", g && g->site->offset_mixed);
+	TEST_ASSERT_VAL("fpnf", st->class_count[REFLEAK_FINAL_PUT_NOT_FREED] == 1);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+static int test__refleak_null(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+{
+	struct refleak *rl = new_engine(true);
+	const struct refleak_stats *st;
+
+	TEST_ASSERT_VAL("engine", rl);
+	ev_alloc(rl, T0 + 1 * MS, 0x1000, 64, SITE_A, "c", 0);
+	ev_put(rl, T0 + 2 * MS, 0x1008, 0);
+	ev_free(rl, T0 + 3 * MS, 0x1000, "c", 0);
+	ev_alloc(rl, T0 + 4 * MS, 0, 64, SITE_A, "c", 0);			/* NULL */
+	ev_alloc(rl, T0 + 5 * MS, (u64)-12LL, 64, SITE_A, "c", 0);	/* ERR_PTR(-ENOMEM) */
+	ev_free(rl, T0 + 6 * MS, 0, NULL, 0);				/* kfree(NULL) */
+	st = finish(rl, T0 + 10 * SEC);
+	TEST_ASSERT_VAL("ignored", st->nr_ignored_alloc == 2);
+	TEST_ASSERT_VAL("no live object", st->class_count[REFLEAK_LIVE_NO_FINAL_PUT] == 0);
+	TEST_ASSERT_VAL("nothing suspicious", nr_suspicious(st) == 0);
+	TEST_ASSERT_VAL("no unmatched free", st->nr_unmatched_free == 0);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+static int test__refleak_lost(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+{
+	struct refleak *rl = new_engine(true);
+	const struct refleak_stats *st;
+	struct refleak_group *g;
+	size_t i;
+
+	TEST_ASSERT_VAL("engine", rl);
+	ev_alloc(rl, T0 + 1 * MS, 0x1000, 64, SITE_A, "c", 0);
+	ev_put(rl, T0 + 2 * MS, 0x1008, 0);
+	ev_free(rl, T0 + 3 * MS, 0x1000, "c", 0);
+	/* before the loss window: history ends before it, certain */
+	ev_alloc(rl, T0 + 4 * MS, 0x2000, 64, SITE_A, "c", 0);
+	ev_free(rl, T0 + 5 * MS, 0x2000, "c", 0);
+	/* spans the loss window: its final put may have been lost */
+	ev_alloc(rl, T0 + 6 * MS, 0x3000, 64, SITE_A, "c", 0);
+	refleak__lost(rl, T0 + 7 * MS, T0 + 8 * MS, 5);
+	/* after the window: certain */
+	ev_alloc(rl, T0 + 9 * MS, 0x4000, 64, SITE_A, "c", 0);
+	ev_free(rl, T0 + 10 * MS, 0x4000, "c", 0);
+	st = finish(rl, T0 + 10 * SEC);
+	TEST_ASSERT_VAL("lost counted", st->nr_lost == 5);
+	TEST_ASSERT_VAL("one uncertain", st->nr_uncertain == 1);
+	g = only_group(rl, REFLEAK_LIVE_NO_FINAL_PUT);
+	TEST_ASSERT_VAL("uncertain live", g && g->nr_uncertain == 1 && g->objects[0].uncertain);
+	g = only_group(rl, REFLEAK_FREED_WITHOUT_FINAL_PUT);
+	TEST_ASSERT_VAL("certain freed", g && g->count == 2 && g->nr_uncertain == 0);
+	for (i = 0; i < g->nr_objects; i++)
+		TEST_ASSERT_VAL("object certain", !g->objects[i].uncertain);
+	refleak__delete(rl);
+
+	/* loss with unknown time: everything uncertain */
+	rl = new_engine(false);
+	TEST_ASSERT_VAL("engine", rl);
+	ev_alloc(rl, T0 + 1 * MS, 0x1000, 64, SITE_A, "c", 0);
+	ev_put(rl, T0 + 2 * MS, 0x1008, 0);
+	ev_alloc(rl, T0 + 3 * MS, 0x2000, 64, SITE_A, "c", 0);
+	refleak__lost(rl, 0, 0, 1);
+	st = finish(rl, T0 + 10 * SEC);
+	TEST_ASSERT_VAL("all uncertain", st->nr_uncertain == 2);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+static int test__refleak_stacks(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+{
+	static const u64 st1[] = { 0xffffffff81000010ULL, 0xffffffff81000020ULL };
+	static const u64 st2[] = { 0xffffffff81000010ULL, 0xffffffff81000030ULL };
+	struct refleak_config cfg;
+	struct refleak_stack_count *sc;
+	struct refleak_group *g;
+	struct refleak *rl;
+	u32 id1, id2, nr;
+	size_t n;
+	int i;
+
+	refleak_config__init(&cfg);
+	cfg.keep_objects = true;
+	cfg.max_objects_per_group = 2;
+	rl = refleak__new(&cfg);
+	TEST_ASSERT_VAL("engine", rl);
+	id1 = refleak__intern_stack(rl, st1, 2);
+	id2 = refleak__intern_stack(rl, st2, 2);
+	TEST_ASSERT_VAL("distinct ids", id1 && id2 && id1 != id2);
+	TEST_ASSERT_VAL("same stack same id", refleak__intern_stack(rl, st1, 2) == id1);
+	TEST_ASSERT_VAL("prefix is another stack", refleak__intern_stack(rl, st1, 1) != id1);
+	TEST_ASSERT_VAL("lookup", refleak__stack(rl, id2, &nr)[1] == st2[1] && nr == 2);
+	TEST_ASSERT_VAL("empty stack", refleak__intern_stack(rl, st1, 0) == 0);
+
+	ev_alloc(rl, T0, 0x100, 64, SITE_A, "c", id1);
+	ev_put(rl, T0 + 1, 0x108, id2);
+	ev_free(rl, T0 + 2, 0x100, "c", id2);
+	for (i = 0; i < 5; i++)	/* 5 leaks, 4 from stack 1, 1 from stack 2 */
+		ev_alloc(rl, T0 + 10 + i, 0x1000 + i * 0x100, 64, SITE_A, "c", i ? id1 : id2);
+	finish(rl, T0 + 10 * SEC);
+	g = only_group(rl, REFLEAK_LIVE_NO_FINAL_PUT);
+	TEST_ASSERT_VAL("group", g && g->count == 5 && g->bytes == 5 * 64);
+	TEST_ASSERT_VAL("objects bounded", g->nr_objects == 2 && g->objects_dropped == 3);
+	sc = refleak_group__stacks(g, REFLEAK_STACK_ALLOC, &n);
+	TEST_ASSERT_VAL("stack counts", sc && n == 2 && sc[0].id == id1 && sc[0].count == 4 &&
+			sc[1].id == id2 && sc[1].count == 1);
+	free(sc);
+	sc = refleak_group__stacks(g, REFLEAK_STACK_PUT, &n);
+	TEST_ASSERT_VAL("no put stacks", !sc && n == 0);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+static struct test_case tests__refleak[] = {
+	TEST_CASE("balanced object", refleak_balanced),
+	TEST_CASE("one object per class", refleak_classes),
+	TEST_CASE("address reuse", refleak_reuse),
+	TEST_CASE("cross-CPU ordering via ordered events", refleak_ordering),
+	TEST_CASE("objects allocated before the recording", refleak_preexisting),
+	TEST_CASE("refcount offsets", refleak_offsets),
+	TEST_CASE("NULL and ERR_PTR allocations", refleak_null),
+	TEST_CASE("lost events make verdicts uncertain", refleak_lost),
+	TEST_CASE("interned stacks, bounded object list", refleak_stacks),
+	{ .name = NULL, }
+};
+
+struct test_suite suite__refleak = {
+	.desc = "refleak correlation engine",
+	.test_cases = tests__refleak,
+};

@@ -1,0 +1,1094 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Correlation engine for 'perf refleak', see refleak.h.
+ *
+ * Objects live in an rb-tree keyed by start address, so a final put on the
+ * refcount at 'obj' finds the allocation with start <= obj < start + size.
+ * A freed object moves to a bounded "graveyard" (rb-tree + FIFO by free
+ * time) for a while so that a later final put inside it is seen as a put
+ * after free; when it leaves the graveyard it is classified, aggregated into
+ * its (class, site) group and released.  Balanced objects are only counted.
+ *
+ * A site (call_site, cache) is "refcounted" only once some object allocated
+ * there received a final put in this recording; the offset of the refcount
+ * inside the object is learned per site and per cache, and used to match a
+ * final put on an object allocated before the recording (no known
+ * allocation) with its later free: such verdicts are "inferred".
+ *
+ * Events must arrive in time order (the builtin uses perf's ordered events);
+ * events going back in time are counted in nr_out_of_order.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/compiler.h>
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/list.h>
+#include <linux/rbtree.h>
+#include <linux/zalloc.h>
+
+#include "hashmap.h"
+#include "refleak.h"
+
+#define REFLEAK_MAX_STACK	256
+#define REFLEAK_MAX_OFFSETS	16
+
+struct rl_stack {
+	u32	nr;
+	u32	hash;
+	u64	ips[];
+};
+
+struct rl_obj {
+	struct rb_node		node;	/* live or graveyard tree */
+	struct list_head	fifo;	/* graveyard FIFO */
+	struct refleak_site	*site;
+	u64			start;
+	u64			size;
+	u64			alloc_ns;
+	u64			put_ns;
+	u64			put2_ns;
+	u64			free_ns;
+	u64			late_ns;	/* put after free */
+	u32			stack[REFLEAK_NR_STACK_KINDS];
+	u32			put2_stack;
+	u32			late_stack;
+	u32			nr_puts;
+	bool			freed;
+	bool			put_after_free;
+	bool			inferred;
+	bool			uncertain;
+};
+
+struct rl_orphan {
+	struct list_head	fifo;
+	u64			obj;
+	u64			time;
+	u64			time2;
+	u32			stack;
+	u32			stack2;
+	u32			count;
+};
+
+struct rl_offset {
+	u64		offset;
+	const char	*cache;
+};
+
+struct rl_offsets {
+	u32		nr;
+	struct rl_offset off[REFLEAK_MAX_OFFSETS];
+};
+
+struct rl_lost {
+	u64	start;
+	u64	end;
+};
+
+struct refleak {
+	struct refleak_config	cfg;
+	struct refleak_stats	stats;
+	u64			now;
+	bool			started;
+	bool			finished;
+	/* objects */
+	struct rb_root		live;
+	struct rb_root		grave;
+	struct list_head	grave_fifo;
+	u32			nr_grave;
+	/* final puts on unknown objects, by address, FIFO by time */
+	struct hashmap		*orphans;
+	struct list_head	orphan_fifo;
+	u64			nr_orphan_puts;
+	u64			nr_orphan_matched;
+	/* sites: call_site -> chain of sites (one per cache) */
+	struct hashmap		*sites;
+	struct refleak_site	**site_array;
+	size_t			nr_sites;
+	size_t			alloc_sites;
+	/* learned refcount offsets: per cache (key: interned name) and global */
+	struct hashmap		*cache_offsets;
+	struct rl_offsets	all_offsets;
+	/* interning */
+	struct hashmap		*strs;
+	struct hashmap		*stack_map;
+	struct rl_stack		**stacks;
+	u32			nr_stacks;
+	u32			alloc_stacks;
+	struct rl_stack		*tmp_stack;
+	/* lost windows, in arrival order */
+	struct rl_lost		*lost;
+	size_t			nr_lost;
+	size_t			alloc_lost;
+	bool			lost_sorted;
+	bool			lost_unknown;
+};
+
+static const char * const class_names[REFLEAK_NR_CLASSES] = {
+	[REFLEAK_FREED_WITHOUT_FINAL_PUT]	= "freed_without_final_put",
+	[REFLEAK_FINAL_PUT_NOT_FREED]		= "final_put_not_freed",
+	[REFLEAK_LIVE_NO_FINAL_PUT]		= "live_no_final_put",
+	[REFLEAK_PUT_AFTER_FREE]		= "put_after_free",
+	[REFLEAK_DOUBLE_PUT]			= "double_put",
+	[REFLEAK_BALANCED]			= "balanced",
+};
+
+static const char * const stack_kind_names[REFLEAK_NR_STACK_KINDS] = {
+	[REFLEAK_STACK_ALLOC]	= "alloc",
+	[REFLEAK_STACK_PUT]	= "put",
+	[REFLEAK_STACK_FREE]	= "free",
+};
+
+const char *refleak_class__name(enum refleak_class class)
+{
+	return class < REFLEAK_NR_CLASSES ? class_names[class] : "unknown";
+}
+
+const char *refleak_stack_kind__name(enum refleak_stack_kind kind)
+{
+	return kind < REFLEAK_NR_STACK_KINDS ? stack_kind_names[kind] : "unknown";
+}
+
+bool refleak_class__suspicious(enum refleak_class class)
+{
+	return class < REFLEAK_BALANCED;
+}
+
+void refleak_config__init(struct refleak_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->min_age_ns = REFLEAK_DEFAULT_MIN_AGE_NS;
+	cfg->graveyard_ns = REFLEAK_DEFAULT_GRAVEYARD_NS;
+	cfg->graveyard_max = REFLEAK_DEFAULT_GRAVEYARD_MAX;
+	cfg->max_objects_per_group = REFLEAK_DEFAULT_MAX_OBJECTS;
+}
+
+/* hashmap helpers */
+
+static u32 ips_hash(const u64 *ips, u32 nr)
+{
+	u64 h = 0xcbf29ce484222325ULL ^ nr;
+	u32 i;
+
+	for (i = 0; i < nr; i++) {
+		h ^= ips[i];
+		h *= 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return (u32)(h ^ (h >> 32));
+}
+
+static size_t u64_hash(long key, void *ctx __maybe_unused)
+{
+	return (size_t)((u64)key * 0x9E3779B97F4A7C15ULL >> 16);
+}
+
+static bool u64_equal(long a, long b, void *ctx __maybe_unused)
+{
+	return a == b;
+}
+
+static size_t strkey_hash(long key, void *ctx __maybe_unused)
+{
+	return str_hash((const char *)key);
+}
+
+static bool strkey_equal(long a, long b, void *ctx __maybe_unused)
+{
+	return !strcmp((const char *)a, (const char *)b);
+}
+
+static size_t stack_hash(long key, void *ctx __maybe_unused)
+{
+	return ((const struct rl_stack *)key)->hash;
+}
+
+static bool stack_equal(long a, long b, void *ctx __maybe_unused)
+{
+	const struct rl_stack *x = (const void *)a, *y = (const void *)b;
+
+	return x->nr == y->nr && x->hash == y->hash &&
+	       !memcmp(x->ips, y->ips, x->nr * sizeof(u64));
+}
+
+struct refleak *refleak__new(const struct refleak_config *cfg)
+{
+	struct refleak *rl = zalloc(sizeof(*rl));
+
+	if (!rl)
+		return NULL;
+	if (cfg)
+		rl->cfg = *cfg;
+	else
+		refleak_config__init(&rl->cfg);
+	rl->live = RB_ROOT;
+	rl->grave = RB_ROOT;
+	INIT_LIST_HEAD(&rl->grave_fifo);
+	INIT_LIST_HEAD(&rl->orphan_fifo);
+	rl->lost_sorted = true;
+	rl->orphans = hashmap__new(u64_hash, u64_equal, NULL);
+	rl->sites = hashmap__new(u64_hash, u64_equal, NULL);
+	rl->cache_offsets = hashmap__new(u64_hash, u64_equal, NULL);
+	rl->strs = hashmap__new(strkey_hash, strkey_equal, NULL);
+	rl->stack_map = hashmap__new(stack_hash, stack_equal, NULL);
+	rl->tmp_stack = malloc(sizeof(struct rl_stack) + REFLEAK_MAX_STACK * sizeof(u64));
+	if (IS_ERR(rl->orphans) || IS_ERR(rl->sites) || IS_ERR(rl->cache_offsets) ||
+	    IS_ERR(rl->strs) || IS_ERR(rl->stack_map) || !rl->tmp_stack) {
+		if (IS_ERR(rl->orphans))
+			rl->orphans = NULL;
+		if (IS_ERR(rl->sites))
+			rl->sites = NULL;
+		if (IS_ERR(rl->cache_offsets))
+			rl->cache_offsets = NULL;
+		if (IS_ERR(rl->strs))
+			rl->strs = NULL;
+		if (IS_ERR(rl->stack_map))
+			rl->stack_map = NULL;
+		refleak__delete(rl);
+		return NULL;
+	}
+	return rl;
+}
+
+static void rl_free_tree(struct rb_root *root)
+{
+	struct rb_node *nd = rb_first(root);
+
+	while (nd) {
+		struct rl_obj *o = rb_entry(nd, struct rl_obj, node);
+
+		nd = rb_next(nd);
+		rb_erase(&o->node, root);
+		free(o);
+	}
+}
+
+static void rl_group__delete(struct refleak_group *g)
+{
+	int k;
+
+	if (!g)
+		return;
+	for (k = 0; k < REFLEAK_NR_STACK_KINDS; k++)
+		hashmap__free(g->stacks[k]);
+	free(g->objects);
+	free(g);
+}
+
+void refleak__delete(struct refleak *rl)
+{
+	struct hashmap_entry *cur;
+	size_t bkt, i;
+	u32 s;
+
+	if (!rl)
+		return;
+	rl_free_tree(&rl->live);
+	rl_free_tree(&rl->grave);
+	if (rl->orphans) {
+		hashmap__for_each_entry(rl->orphans, cur, bkt)
+			free((void *)cur->value);
+		hashmap__free(rl->orphans);
+	}
+	for (i = 0; i < rl->nr_sites; i++) {
+		struct refleak_site *site = rl->site_array[i];
+		int c;
+
+		for (c = 0; c < REFLEAK_NR_CLASSES; c++)
+			rl_group__delete(site->groups[c]);
+		free(site);
+	}
+	free(rl->site_array);
+	hashmap__free(rl->sites);
+	if (rl->cache_offsets) {
+		hashmap__for_each_entry(rl->cache_offsets, cur, bkt)
+			free((void *)cur->value);
+		hashmap__free(rl->cache_offsets);
+	}
+	if (rl->strs) {
+		hashmap__for_each_entry(rl->strs, cur, bkt)
+			free((void *)cur->key);
+		hashmap__free(rl->strs);
+	}
+	hashmap__free(rl->stack_map);
+	for (s = 0; s < rl->nr_stacks; s++)
+		free(rl->stacks[s]);
+	free(rl->stacks);
+	free(rl->tmp_stack);
+	free(rl->lost);
+	free(rl);
+}
+
+const char *refleak__intern_str(struct refleak *rl, const char *s)
+{
+	char *dup;
+
+	if (!s)
+		return NULL;
+	if (hashmap__find(rl->strs, s, &dup))
+		return dup;
+	dup = strdup(s);
+	if (!dup)
+		return NULL;
+	if (hashmap__add(rl->strs, dup, dup)) {
+		free(dup);
+		return NULL;
+	}
+	return dup;
+}
+
+u32 refleak__intern_stack(struct refleak *rl, const u64 *ips, u32 nr)
+{
+	struct rl_stack *st = rl->tmp_stack, *copy;
+	long id;
+
+	if (!nr || !ips)
+		return 0;
+	if (nr > REFLEAK_MAX_STACK)
+		nr = REFLEAK_MAX_STACK;
+	st->nr = nr;
+	memcpy(st->ips, ips, nr * sizeof(u64));
+	st->hash = ips_hash(st->ips, nr);
+	if (hashmap__find(rl->stack_map, st, &id))
+		return id;
+
+	if (rl->nr_stacks == rl->alloc_stacks) {
+		u32 n = rl->alloc_stacks ? rl->alloc_stacks * 2 : 256;
+		struct rl_stack **arr = realloc(rl->stacks, n * sizeof(*arr));
+
+		if (!arr)
+			return 0;
+		rl->stacks = arr;
+		rl->alloc_stacks = n;
+	}
+	copy = malloc(sizeof(*copy) + nr * sizeof(u64));
+	if (!copy)
+		return 0;
+	memcpy(copy, st, sizeof(*copy) + nr * sizeof(u64));
+	id = rl->nr_stacks + 1;
+	if (hashmap__add(rl->stack_map, copy, id)) {
+		free(copy);
+		return 0;
+	}
+	rl->stacks[rl->nr_stacks++] = copy;
+	rl->stats.nr_stacks = rl->nr_stacks;
+	return id;
+}
+
+const u64 *refleak__stack(struct refleak *rl, u32 id, u32 *nr)
+{
+	if (!id || id > rl->nr_stacks) {
+		*nr = 0;
+		return NULL;
+	}
+	*nr = rl->stacks[id - 1]->nr;
+	return rl->stacks[id - 1]->ips;
+}
+
+/* sites */
+
+static struct refleak_site *rl_site(struct refleak *rl, u64 call_site, const char *cache)
+{
+	struct refleak_site *head = NULL, *site;
+
+	if (hashmap__find(rl->sites, call_site, &head)) {
+		for (site = head; site; site = site->next)
+			if (site->cache == cache)
+				return site;
+	}
+	site = zalloc(sizeof(*site));
+	if (!site)
+		return NULL;
+	if (rl->nr_sites == rl->alloc_sites) {
+		size_t n = rl->alloc_sites ? rl->alloc_sites * 2 : 64;
+		struct refleak_site **arr = realloc(rl->site_array, n * sizeof(*arr));
+
+		if (!arr) {
+			free(site);
+			return NULL;
+		}
+		rl->site_array = arr;
+		rl->alloc_sites = n;
+	}
+	site->call_site = call_site;
+	site->cache = cache;
+	site->next = head;
+	if (hashmap__set(rl->sites, call_site, site, NULL, NULL)) {
+		free(site);
+		return NULL;
+	}
+	rl->site_array[rl->nr_sites++] = site;
+	return site;
+}
+
+static void rl_offsets_add(struct rl_offsets *offs, u64 offset, const char *cache)
+{
+	u32 i;
+
+	for (i = 0; i < offs->nr; i++)
+		if (offs->off[i].offset == offset && offs->off[i].cache == cache)
+			return;
+	if (offs->nr < REFLEAK_MAX_OFFSETS) {
+		offs->off[offs->nr].offset = offset;
+		offs->off[offs->nr].cache = cache;
+		offs->nr++;
+	}
+}
+
+static struct rl_offsets *rl_cache_offsets(struct refleak *rl, const char *cache, bool create)
+{
+	struct rl_offsets *offs = NULL;
+
+	if (hashmap__find(rl->cache_offsets, cache, &offs) || !create)
+		return offs;
+	offs = zalloc(sizeof(*offs));
+	if (offs && hashmap__add(rl->cache_offsets, cache, offs))
+		zfree(&offs);
+	return offs;
+}
+
+static void rl_site_learn(struct refleak *rl, struct refleak_site *site, u64 offset)
+{
+	struct rl_offsets *offs;
+
+	site->refcounted = true;
+	if (!site->offset_known) {
+		site->offset_known = true;
+		site->ref_offset = offset;
+	} else if (site->ref_offset != offset) {
+		site->offset_mixed = true;
+	}
+	offs = rl_cache_offsets(rl, site->cache, true);
+	if (offs)
+		rl_offsets_add(offs, offset, site->cache);
+	rl_offsets_add(&rl->all_offsets, offset, site->cache);
+}
+
+/* groups */
+
+static struct refleak_group *rl_group(struct refleak_site *site, enum refleak_class class)
+{
+	struct refleak_group *g = site->groups[class];
+
+	if (g)
+		return g;
+	g = zalloc(sizeof(*g));
+	if (!g)
+		return NULL;
+	g->site = site;
+	g->class = class;
+	site->groups[class] = g;
+	return g;
+}
+
+static void rl_group__add_stack(struct refleak_group *g, enum refleak_stack_kind kind, u32 id)
+{
+	long count = 0;
+
+	if (!id)
+		return;
+	if (!g->stacks[kind]) {
+		g->stacks[kind] = hashmap__new(u64_hash, u64_equal, NULL);
+		if (IS_ERR(g->stacks[kind])) {
+			g->stacks[kind] = NULL;
+			return;
+		}
+	}
+	hashmap__find(g->stacks[kind], id, &count);
+	hashmap__set(g->stacks[kind], id, count + 1, NULL, NULL);
+}
+
+static void rl_group__add_object(struct refleak *rl, struct refleak_group *g,
+				 const struct rl_obj *o, u64 age)
+{
+	struct refleak_object *ro;
+	u32 max = rl->cfg.max_objects_per_group;
+
+	/*
+	 * Most sites are never seen refcounted (plain kmalloc users) and their
+	 * groups are not reported: keep only a few of their objects, in case
+	 * the site turns out refcounted later in the recording.
+	 */
+	if (!g->site->refcounted && max > 16)
+		max = 16;
+	if (g->nr_objects >= max) {
+		g->objects_dropped++;
+		return;
+	}
+	if (g->nr_objects == g->alloc_objects) {
+		u32 n = g->alloc_objects ? g->alloc_objects * 2 : 8;
+		struct refleak_object *arr;
+
+		if (n > rl->cfg.max_objects_per_group)
+			n = rl->cfg.max_objects_per_group;
+		if (n < g->nr_objects + 1)
+			n = g->nr_objects + 1;
+		arr = realloc(g->objects, n * sizeof(*arr));
+		if (!arr) {
+			g->objects_dropped++;
+			return;
+		}
+		g->objects = arr;
+		g->alloc_objects = n;
+	}
+	ro = &g->objects[g->nr_objects++];
+	ro->addr = o->start;
+	ro->size = o->size;
+	ro->alloc_ns = o->alloc_ns;
+	ro->put_ns = o->put_ns;
+	ro->put2_ns = o->put_after_free ? o->late_ns : o->put2_ns;
+	ro->free_ns = o->freed ? o->free_ns : 0;
+	ro->age_ns = age;
+	ro->inferred = o->inferred;
+	ro->uncertain = o->uncertain;
+}
+
+/* lost windows */
+
+static bool rl_lost_overlap(struct refleak *rl, u64 from, u64 to)
+{
+	size_t i;
+
+	if (rl->lost_unknown)
+		return true;
+	for (i = rl->nr_lost; i > 0; i--) {
+		const struct rl_lost *w = &rl->lost[i - 1];
+
+		if (rl->lost_sorted && w->end < from)
+			break;
+		if (w->start <= to && w->end >= from)
+			return true;
+	}
+	return false;
+}
+
+void refleak__lost(struct refleak *rl, u64 start, u64 end, u64 nr)
+{
+	rl->stats.nr_lost += nr;
+	rl->stats.nr_lost_windows++;
+	if (!end || start > end) {
+		rl->lost_unknown = true;
+		return;
+	}
+	if (rl->nr_lost == rl->alloc_lost) {
+		size_t n = rl->alloc_lost ? rl->alloc_lost * 2 : 16;
+		struct rl_lost *arr = realloc(rl->lost, n * sizeof(*arr));
+
+		if (!arr) {
+			rl->lost_unknown = true;
+			return;
+		}
+		rl->lost = arr;
+		rl->alloc_lost = n;
+	}
+	if (rl->nr_lost && rl->lost[rl->nr_lost - 1].end > end)
+		rl->lost_sorted = false;
+	rl->lost[rl->nr_lost].start = start;
+	rl->lost[rl->nr_lost].end = end;
+	rl->nr_lost++;
+}
+
+/* classification of an object leaving the engine */
+
+static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
+{
+	enum refleak_class class;
+	struct refleak_group *g;
+	u64 age = 0, from, to;
+
+	if (o->put_after_free) {
+		class = REFLEAK_PUT_AFTER_FREE;
+		age = o->late_ns - o->free_ns;
+		to = o->late_ns;
+	} else if (o->nr_puts >= 2) {
+		class = REFLEAK_DOUBLE_PUT;
+		age = o->put2_ns - o->put_ns;
+		to = o->freed ? o->free_ns : end_ns;
+	} else if (o->freed) {
+		to = o->free_ns;
+		if (o->nr_puts) {
+			class = REFLEAK_BALANCED;
+			age = o->free_ns - o->put_ns;
+		} else {
+			class = REFLEAK_FREED_WITHOUT_FINAL_PUT;
+			age = o->alloc_ns ? o->free_ns - o->alloc_ns : 0;
+		}
+	} else {
+		to = end_ns;
+		if (o->nr_puts) {
+			age = end_ns > o->put_ns ? end_ns - o->put_ns : 0;
+			if (age < rl->cfg.min_age_ns) {
+				/* e.g. waiting for kfree_rcu() when the recording stopped */
+				rl->stats.nr_pending_free++;
+				free(o);
+				return;
+			}
+			class = REFLEAK_FINAL_PUT_NOT_FREED;
+		} else {
+			class = REFLEAK_LIVE_NO_FINAL_PUT;
+			age = end_ns > o->alloc_ns ? end_ns - o->alloc_ns : 0;
+		}
+	}
+
+	from = o->alloc_ns ? o->alloc_ns : rl->stats.first_ns;
+	if (to < from)
+		to = from;
+	if (rl_lost_overlap(rl, from, to))
+		o->uncertain = true;
+
+	g = rl_group(o->site, class);
+	if (!g) {
+		free(o);
+		return;
+	}
+	g->count++;
+	g->bytes += o->size;
+	if (age > g->max_age_ns)
+		g->max_age_ns = age;
+	if (o->inferred)
+		g->nr_inferred++;
+	if (o->uncertain)
+		g->nr_uncertain++;
+	rl_group__add_stack(g, REFLEAK_STACK_ALLOC, o->stack[REFLEAK_STACK_ALLOC]);
+	rl_group__add_stack(g, REFLEAK_STACK_PUT, o->stack[REFLEAK_STACK_PUT]);
+	if (class == REFLEAK_DOUBLE_PUT)
+		rl_group__add_stack(g, REFLEAK_STACK_PUT, o->put2_stack);
+	if (class == REFLEAK_PUT_AFTER_FREE)
+		rl_group__add_stack(g, REFLEAK_STACK_PUT, o->late_stack);
+	rl_group__add_stack(g, REFLEAK_STACK_FREE, o->stack[REFLEAK_STACK_FREE]);
+	if (rl->cfg.keep_objects && class != REFLEAK_BALANCED)
+		rl_group__add_object(rl, g, o, age);
+	free(o);
+}
+
+/* trees */
+
+static struct rl_obj *rl_floor(struct rb_root *root, u64 addr)
+{
+	struct rb_node *nd = root->rb_node;
+	struct rl_obj *best = NULL;
+
+	while (nd) {
+		struct rl_obj *o = rb_entry(nd, struct rl_obj, node);
+
+		if (o->start <= addr) {
+			best = o;
+			nd = nd->rb_right;
+		} else {
+			nd = nd->rb_left;
+		}
+	}
+	return best;
+}
+
+static struct rl_obj *rl_find(struct rb_root *root, u64 addr)
+{
+	struct rl_obj *o = rl_floor(root, addr);
+
+	if (!o)
+		return NULL;
+	/* inferred objects have no known size: up to the learned offset */
+	if (o->size ? addr - o->start < o->size : addr - o->start <= o->site->ref_offset)
+		return o;
+	return NULL;
+}
+
+static void rl_insert(struct rb_root *root, struct rl_obj *obj)
+{
+	struct rb_node **p = &root->rb_node, *parent = NULL;
+
+	while (*p) {
+		struct rl_obj *o = rb_entry(*p, struct rl_obj, node);
+
+		parent = *p;
+		if (obj->start < o->start)
+			p = &(*p)->rb_left;
+		else
+			p = &(*p)->rb_right;
+	}
+	rb_link_node(&obj->node, parent, p);
+	rb_insert_color(&obj->node, root);
+}
+
+static void rl_grave_remove(struct refleak *rl, struct rl_obj *o)
+{
+	rb_erase(&o->node, &rl->grave);
+	list_del(&o->fifo);
+	rl->nr_grave--;
+}
+
+static void rl_bury(struct refleak *rl, struct rl_obj *o)
+{
+	struct rl_obj *old = rl_floor(&rl->grave, o->start);
+
+	if (old && old->start == o->start) {
+		rl_grave_remove(rl, old);
+		rl_retire(rl, old, rl->now);
+	}
+	rl_insert(&rl->grave, o);
+	list_add_tail(&o->fifo, &rl->grave_fifo);
+	rl->nr_grave++;
+	while (rl->nr_grave > rl->cfg.graveyard_max) {
+		old = list_first_entry(&rl->grave_fifo, struct rl_obj, fifo);
+		rl_grave_remove(rl, old);
+		rl_retire(rl, old, rl->now);
+	}
+}
+
+static void rl_orphan_remove(struct refleak *rl, struct rl_orphan *orph)
+{
+	hashmap__delete(rl->orphans, orph->obj, NULL, NULL);
+	list_del(&orph->fifo);
+	free(orph);
+}
+
+/* move time forward: expire graveyard and old unmatched puts */
+static void rl_advance(struct refleak *rl, u64 time)
+{
+	if (!rl->started) {
+		rl->started = true;
+		rl->stats.first_ns = time;
+		rl->now = time;
+	}
+	if (time < rl->now) {
+		rl->stats.nr_out_of_order++;
+		return;
+	}
+	rl->now = time;
+	rl->stats.last_ns = time;
+
+	while (!list_empty(&rl->grave_fifo)) {
+		struct rl_obj *o = list_first_entry(&rl->grave_fifo, struct rl_obj, fifo);
+
+		if (o->free_ns + rl->cfg.graveyard_ns >= time)
+			break;
+		rl_grave_remove(rl, o);
+		rl_retire(rl, o, time);
+	}
+	while (!list_empty(&rl->orphan_fifo)) {
+		struct rl_orphan *orph = list_first_entry(&rl->orphan_fifo, struct rl_orphan, fifo);
+
+		if (orph->time + rl->cfg.graveyard_ns >= time)
+			break;
+		rl_orphan_remove(rl, orph);
+	}
+}
+
+static bool rl_bad_ptr(u64 ptr)
+{
+	return ptr == 0 || ptr >= (u64)-4095;	/* NULL or ERR_PTR */
+}
+
+int refleak__alloc(struct refleak *rl, const struct refleak_alloc_ev *ev)
+{
+	const char *cache = refleak__intern_str(rl, ev->cache ? ev->cache : REFLEAK_KMALLOC);
+	u64 size = ev->bytes_alloc ? ev->bytes_alloc : 1;
+	struct rl_obj *o;
+
+	rl_advance(rl, ev->time);
+	rl->stats.nr_alloc++;
+	if (rl_bad_ptr(ev->ptr)) {
+		rl->stats.nr_ignored_alloc++;
+		return 0;
+	}
+	if (!cache)
+		return -ENOMEM;
+
+	/* live objects overlapping the new one: their free was not seen */
+	while ((o = rl_floor(&rl->live, ev->ptr + size - 1)) != NULL &&
+	       o->start + o->size > ev->ptr) {
+		rb_erase(&o->node, &rl->live);
+		rl->stats.nr_live_end--;
+		rl->stats.nr_missed_free++;
+		o->freed = true;
+		o->free_ns = ev->time;
+		o->uncertain = true;
+		rl_bury(rl, o);
+	}
+
+	o = zalloc(sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->site = rl_site(rl, ev->call_site, cache);
+	if (!o->site) {
+		free(o);
+		return -ENOMEM;
+	}
+	o->start = ev->ptr;
+	o->size = size;
+	o->alloc_ns = ev->time;
+	o->stack[REFLEAK_STACK_ALLOC] = ev->stack;
+	rl_insert(&rl->live, o);
+	if (++rl->stats.nr_live_end > rl->stats.max_live)
+		rl->stats.max_live = rl->stats.nr_live_end;
+	return 0;
+}
+
+/* a free of an address with no known allocation: an object from before the recording */
+static int rl_free_unknown(struct refleak *rl, const struct refleak_free_ev *ev, const char *cache)
+{
+	struct rl_offsets *offs = cache ? rl_cache_offsets(rl, cache, false) : &rl->all_offsets;
+	struct rl_orphan *orph = NULL;
+	const struct rl_offset *match = NULL;
+	struct rl_obj *o;
+	u32 i;
+
+	for (i = 0; offs && i < offs->nr; i++) {
+		if (hashmap__find(rl->orphans, ev->ptr + offs->off[i].offset, &orph)) {
+			match = &offs->off[i];
+			break;
+		}
+	}
+	if (!match) {
+		/*
+		 * A refcounted cache freeing an object we never saw put: only
+		 * believe it once the recording is older than min-age, before
+		 * that the final put may have preceded the recording (RCU).
+		 */
+		if (!cache || !offs || !offs->nr ||
+		    ev->time < rl->stats.first_ns + rl->cfg.min_age_ns) {
+			rl->stats.nr_unmatched_free++;
+			return 0;
+		}
+		match = &offs->off[0];
+	}
+
+	o = zalloc(sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	o->site = rl_site(rl, 0, match->cache);
+	if (!o->site) {
+		free(o);
+		return -ENOMEM;
+	}
+	o->site->refcounted = true;
+	if (!o->site->offset_known) {
+		o->site->offset_known = true;
+		o->site->ref_offset = match->offset;
+	} else if (o->site->ref_offset != match->offset) {
+		o->site->offset_mixed = true;
+	}
+	o->start = ev->ptr;
+	o->size = 0;
+	o->inferred = true;
+	o->freed = true;
+	o->free_ns = ev->time;
+	o->stack[REFLEAK_STACK_FREE] = ev->stack;
+	if (orph) {
+		o->nr_puts = orph->count;
+		o->put_ns = orph->time;
+		o->stack[REFLEAK_STACK_PUT] = orph->stack;
+		o->put2_ns = orph->time2;
+		o->put2_stack = orph->stack2;
+		rl->nr_orphan_matched += orph->count;
+		rl->stats.nr_inferred_matches++;
+		rl_orphan_remove(rl, orph);
+	}
+	rl_bury(rl, o);
+	return 0;
+}
+
+int refleak__free(struct refleak *rl, const struct refleak_free_ev *ev)
+{
+	const char *cache = ev->cache ? refleak__intern_str(rl, ev->cache) : NULL;
+	struct rl_obj *o;
+
+	rl_advance(rl, ev->time);
+	rl->stats.nr_free++;
+	if (rl_bad_ptr(ev->ptr))
+		return 0;
+
+	o = rl_find(&rl->live, ev->ptr);
+	if (!o)
+		return rl_free_unknown(rl, ev, cache);
+
+	rb_erase(&o->node, &rl->live);
+	rl->stats.nr_live_end--;
+	o->freed = true;
+	o->free_ns = ev->time;
+	o->stack[REFLEAK_STACK_FREE] = ev->stack;
+	rl_bury(rl, o);
+	return 0;
+}
+
+int refleak__final_put(struct refleak *rl, const struct refleak_put_ev *ev)
+{
+	struct rl_orphan *orph;
+	struct rl_obj *o;
+
+	rl_advance(rl, ev->time);
+	rl->stats.nr_put++;
+
+	o = rl_find(&rl->live, ev->obj);
+	if (o) {
+		if (o->nr_puts == 0) {
+			o->put_ns = ev->time;
+			o->stack[REFLEAK_STACK_PUT] = ev->stack;
+			rl_site_learn(rl, o->site, ev->obj - o->start);
+		} else if (o->nr_puts == 1) {
+			o->put2_ns = ev->time;
+			o->put2_stack = ev->stack;
+		}
+		o->nr_puts++;
+		return 0;
+	}
+
+	o = rl_find(&rl->grave, ev->obj);
+	if (o) {
+		if (!o->put_after_free) {
+			o->put_after_free = true;
+			o->late_ns = ev->time;
+			o->late_stack = ev->stack;
+		}
+		if (!o->inferred)
+			rl_site_learn(rl, o->site, ev->obj - o->start);
+		return 0;
+	}
+
+	/* no known object: allocated before the recording started */
+	rl->nr_orphan_puts++;
+	if (hashmap__find(rl->orphans, ev->obj, &orph)) {
+		if (orph->count++ == 1) {
+			orph->time2 = ev->time;
+			orph->stack2 = ev->stack;
+		}
+		return 0;
+	}
+	orph = zalloc(sizeof(*orph));
+	if (!orph)
+		return -ENOMEM;
+	orph->obj = ev->obj;
+	orph->time = ev->time;
+	orph->stack = ev->stack;
+	orph->count = 1;
+	if (hashmap__add(rl->orphans, ev->obj, orph)) {
+		free(orph);
+		return -ENOMEM;
+	}
+	list_add_tail(&orph->fifo, &rl->orphan_fifo);
+	return 0;
+}
+
+static bool rl_group__reported(const struct refleak_group *g)
+{
+	if (g->class == REFLEAK_FREED_WITHOUT_FINAL_PUT ||
+	    g->class == REFLEAK_LIVE_NO_FINAL_PUT)
+		return g->site->refcounted;
+	return true;
+}
+
+int refleak__finish(struct refleak *rl, u64 end_ns)
+{
+	struct rb_node *nd;
+	size_t i;
+
+	if (rl->finished)
+		return 0;
+	rl->finished = true;
+	if (!rl->started)
+		rl->stats.first_ns = end_ns;
+	if (end_ns < rl->now)
+		end_ns = rl->now;
+	rl->now = end_ns;
+	rl->stats.last_ns = end_ns;
+
+	while (!list_empty(&rl->grave_fifo)) {
+		struct rl_obj *o = list_first_entry(&rl->grave_fifo, struct rl_obj, fifo);
+
+		rl_grave_remove(rl, o);
+		rl_retire(rl, o, end_ns);
+	}
+	nd = rb_first(&rl->live);
+	while (nd) {
+		struct rl_obj *o = rb_entry(nd, struct rl_obj, node);
+
+		nd = rb_next(nd);
+		rb_erase(&o->node, &rl->live);
+		rl_retire(rl, o, end_ns);
+	}
+
+	rl->stats.nr_unmatched_put = rl->nr_orphan_puts - rl->nr_orphan_matched;
+	rl->stats.nr_sites = rl->nr_sites;
+	for (i = 0; i < rl->nr_sites; i++) {
+		struct refleak_site *site = rl->site_array[i];
+		int c;
+
+		if (site->refcounted)
+			rl->stats.nr_refcounted_sites++;
+		for (c = 0; c < REFLEAK_NR_CLASSES; c++) {
+			struct refleak_group *g = site->groups[c];
+
+			if (!g)
+				continue;
+			if (!rl_group__reported(g)) {
+				rl->stats.nr_untracked += g->count;
+				continue;
+			}
+			rl->stats.class_count[c] += g->count;
+			rl->stats.nr_inferred += g->nr_inferred;
+			rl->stats.nr_uncertain += g->nr_uncertain;
+		}
+	}
+	return 0;
+}
+
+const struct refleak_stats *refleak__stats(struct refleak *rl)
+{
+	return &rl->stats;
+}
+
+struct refleak_group **refleak__groups(struct refleak *rl, enum refleak_class class,
+				       size_t *nr)
+{
+	struct refleak_group **arr;
+	size_t i, n = 0;
+
+	*nr = 0;
+	if (class >= REFLEAK_NR_CLASSES)
+		return NULL;
+	arr = calloc(rl->nr_sites + 1, sizeof(*arr));
+	if (!arr)
+		return NULL;
+	for (i = 0; i < rl->nr_sites; i++) {
+		struct refleak_group *g = rl->site_array[i]->groups[class];
+
+		if (g && g->count && rl_group__reported(g))
+			arr[n++] = g;
+	}
+	*nr = n;
+	return arr;
+}
+
+static int stack_count_cmp(const void *a, const void *b)
+{
+	const struct refleak_stack_count *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+struct refleak_stack_count *refleak_group__stacks(struct refleak_group *g,
+						  enum refleak_stack_kind kind,
+						  size_t *nr)
+{
+	struct refleak_stack_count *arr;
+	struct hashmap_entry *cur;
+	size_t bkt, n = 0;
+
+	*nr = 0;
+	if (kind >= REFLEAK_NR_STACK_KINDS || !g->stacks[kind])
+		return NULL;
+	arr = calloc(hashmap__size(g->stacks[kind]) + 1, sizeof(*arr));
+	if (!arr)
+		return NULL;
+	hashmap__for_each_entry(g->stacks[kind], cur, bkt) {
+		arr[n].id = cur->key;
+		arr[n].count = cur->value;
+		n++;
+	}
+	qsort(arr, n, sizeof(*arr), stack_count_cmp);
+	*nr = n;
+	return arr;
+}

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __PERF_REFLEAK_H
+#define __PERF_REFLEAK_H
+/*
+ * Correlation engine for 'perf refleak': matches slab allocations and frees
+ * (kmem tracepoints) with the final put of a refcount inside the object
+ * (ref_trace:ref_trace_final_put).  It knows nothing about perf.data: the
+ * caller feeds it time ordered events and reads back aggregated verdicts.
+ *
+ * Memory grows with the number of live objects (plus a bounded "graveyard"
+ * of recently freed objects used to detect puts after free), with the
+ * number of distinct (class, allocation site) groups and with the number of
+ * distinct call stacks, not with the number of events.
+ */
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+enum refleak_class {
+	REFLEAK_FREED_WITHOUT_FINAL_PUT,
+	REFLEAK_FINAL_PUT_NOT_FREED,
+	REFLEAK_LIVE_NO_FINAL_PUT,
+	REFLEAK_PUT_AFTER_FREE,
+	REFLEAK_DOUBLE_PUT,
+	REFLEAK_BALANCED,
+	REFLEAK_NR_CLASSES,
+};
+
+enum refleak_stack_kind {
+	REFLEAK_STACK_ALLOC,
+	REFLEAK_STACK_PUT,
+	REFLEAK_STACK_FREE,
+	REFLEAK_NR_STACK_KINDS,
+};
+
+/* JSON key / table title of a class */
+const char *refleak_class__name(enum refleak_class class);
+const char *refleak_stack_kind__name(enum refleak_stack_kind kind);
+bool refleak_class__suspicious(enum refleak_class class);
+
+/* Name used for the cache of kmalloc() allocations */
+#define REFLEAK_KMALLOC "kmalloc"
+
+struct refleak_config {
+	/* final_put_not_freed only once the put is at least this old at the end */
+	u64	min_age_ns;
+	/* how long / how many freed objects are kept to detect put after free */
+	u64	graveyard_ns;
+	u32	graveyard_max;
+	/* keep per object records for the --objects listing */
+	bool	keep_objects;
+	/* at most that many object records per (class, site) group */
+	u32	max_objects_per_group;
+};
+
+#define REFLEAK_DEFAULT_MIN_AGE_NS	(1000ULL * 1000 * 1000)
+#define REFLEAK_DEFAULT_GRAVEYARD_NS	(10ULL * 1000 * 1000 * 1000)
+#define REFLEAK_DEFAULT_GRAVEYARD_MAX	(256 * 1024)
+#define REFLEAK_DEFAULT_MAX_OBJECTS	1024
+
+void refleak_config__init(struct refleak_config *cfg);
+
+/* Events.  A stack id of 0 means "no callchain". */
+struct refleak_alloc_ev {
+	u64		time;
+	u64		ptr;
+	u64		bytes_alloc;
+	u64		call_site;
+	const char	*cache;		/* slab cache name, NULL or REFLEAK_KMALLOC */
+	u32		stack;
+	int		cpu;
+};
+
+struct refleak_free_ev {
+	u64		time;
+	u64		ptr;
+	u64		call_site;
+	const char	*cache;		/* kmem_cache_free name, NULL for kfree */
+	u32		stack;
+	int		cpu;
+};
+
+struct refleak_put_ev {
+	u64		time;
+	u64		obj;		/* address of the refcount */
+	u64		caller;
+	const char	*fn;
+	u32		stack;
+	int		cpu;
+};
+
+struct refleak_object {
+	u64	addr;
+	u64	size;
+	u64	alloc_ns;	/* 0: allocated before the recording */
+	u64	put_ns;		/* 0: no final put seen */
+	u64	put2_ns;	/* second final put (double put) */
+	u64	free_ns;	/* 0: not freed */
+	u64	age_ns;		/* class specific, see refleak_group */
+	bool	inferred;
+	bool	uncertain;
+};
+
+struct refleak_site;
+
+struct refleak_stack_count {
+	u32	id;
+	u64	count;
+};
+
+/*
+ * One (class, allocation site) aggregate.  age is, per class:
+ *   freed_without_final_put: lifetime (free - alloc)
+ *   final_put_not_freed:     end of recording - final put
+ *   live_no_final_put:       end of recording - alloc
+ *   put_after_free:          put - free
+ *   double_put:              second put - first put
+ */
+struct refleak_group {
+	struct refleak_site	*site;
+	enum refleak_class	class;
+	u64			count;
+	u64			bytes;
+	u64			max_age_ns;
+	u64			nr_inferred;
+	u64			nr_uncertain;
+	struct hashmap		*stacks[REFLEAK_NR_STACK_KINDS];
+	struct refleak_object	*objects;
+	u32			nr_objects;
+	u32			alloc_objects;
+	u64			objects_dropped;
+};
+
+struct refleak_site {
+	u64			call_site;	/* 0: pseudo site for pre-existing objects */
+	const char		*cache;		/* interned */
+	bool			refcounted;	/* some object got a final put */
+	bool			offset_known;
+	bool			offset_mixed;	/* puts seen at different offsets */
+	u64			ref_offset;
+	struct refleak_group	*groups[REFLEAK_NR_CLASSES];
+	struct refleak_site	*next;		/* hash chain / list */
+};
+
+struct refleak_stats {
+	u64	nr_alloc;
+	u64	nr_free;
+	u64	nr_put;
+	u64	nr_ignored_alloc;	/* NULL / ERR_PTR */
+	u64	nr_unmatched_free;	/* free of an address never seen allocated */
+	u64	nr_unmatched_put;	/* final put on no known object (pre-existing) */
+	u64	nr_inferred_matches;	/* unmatched puts later matched by offset */
+	u64	nr_missed_free;		/* address reallocated without a free */
+	u64	nr_lost;
+	u64	nr_lost_windows;
+	u64	nr_out_of_order;
+	u64	nr_pending_free;	/* final put younger than min-age, not freed */
+	u64	nr_untracked;		/* objects of sites never seen refcounted */
+	u64	nr_inferred;		/* objects with inferred verdicts */
+	u64	nr_uncertain;		/* objects whose history overlaps lost events */
+	u64	nr_live_end;
+	u64	max_live;
+	u64	first_ns;
+	u64	last_ns;
+	u64	class_count[REFLEAK_NR_CLASSES];
+	u64	nr_sites;
+	u64	nr_refcounted_sites;
+	u64	nr_stacks;
+};
+
+struct refleak;
+
+struct refleak *refleak__new(const struct refleak_config *cfg);
+void refleak__delete(struct refleak *rl);
+
+/* Intern a callchain once per distinct stack; returns id > 0, 0 on error/empty */
+u32 refleak__intern_stack(struct refleak *rl, const u64 *ips, u32 nr);
+const u64 *refleak__stack(struct refleak *rl, u32 id, u32 *nr);
+
+/* Intern a string (cache / function names) */
+const char *refleak__intern_str(struct refleak *rl, const char *s);
+
+int refleak__alloc(struct refleak *rl, const struct refleak_alloc_ev *ev);
+int refleak__free(struct refleak *rl, const struct refleak_free_ev *ev);
+int refleak__final_put(struct refleak *rl, const struct refleak_put_ev *ev);
+/*
+ * nr events were lost somewhere in [start, end].  end == 0 or start > end
+ * means "unknown": every verdict becomes uncertain.
+ */
+void refleak__lost(struct refleak *rl, u64 start, u64 end, u64 nr);
+
+/* End of the recording: classify what is still live. */
+int refleak__finish(struct refleak *rl, u64 end_ns);
+
+const struct refleak_stats *refleak__stats(struct refleak *rl);
+
+/*
+ * Groups of one class that are reported (for freed_without_final_put and
+ * live_no_final_put only sites proven refcounted).  Returns a malloc'ed
+ * array the caller frees, *nr its length.
+ */
+struct refleak_group **refleak__groups(struct refleak *rl, enum refleak_class class,
+				       size_t *nr);
+
+/* Distinct stacks of a group, sorted by count (descending); caller frees. */
+struct refleak_stack_count *refleak_group__stacks(struct refleak_group *g,
+						  enum refleak_stack_kind kind,
+						  size_t *nr);
+
+#endif /* __PERF_REFLEAK_H */
