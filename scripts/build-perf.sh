@@ -22,8 +22,10 @@ locked make -s -C "$tree/tools/perf" O="$obj" prefix="$prefix" CC="ccache gcc" \
 	"${PERF_MAKE_OPTS[@]}" "${extra[@]}" -j"$JOBS" install-bin >"$obj/build.log" 2>&1 ||
 	{ tail -40 "$obj/build.log" >&2; die "perf build failed (log: $obj/build.log)"; }
 if [ "${1:-}" != --asan ]; then
-	locked make -s -C "$tree/tools/perf" O="$obj" prefix="$prefix" "${PERF_MAKE_OPTS[@]}" \
-		install-man >"$obj/man.log" 2>&1 ||
+	# asciidoc is a python3 script: use the system's python3, whose
+	# asciidoc module Debian installs, not another python3 earlier in PATH.
+	PATH=/usr/bin:/bin:$PATH locked make -s -C "$tree/tools/perf" O="$obj" prefix="$prefix" \
+		"${PERF_MAKE_OPTS[@]}" install-man >"$obj/man.log" 2>&1 ||
 		{ tail -20 "$obj/man.log" >&2; die "perf man pages failed (log: $obj/man.log)"; }
 fi
 log "perf built in $(( $(date +%s) - start )) s"

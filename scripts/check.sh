@@ -105,13 +105,14 @@ log=$out/perf-test-refleak.log
 if ! grep -q ': Ok\|FAILED\|: Skip' "$log" 2>/dev/null; then
 	fail guest:perf-test-refleak "perf test selected no refleak test"
 else
-	grep -E '^ *[0-9]+(\.[0-9]+)?: .*: (Ok|FAILED!|Skip.*)$' "$log" | while read -r line; do echo "$line"; done > "$logs/perf-test.results"
-	while read -r line; do
-		name=$(echo "$line" | sed -E 's/^ *[0-9.]+: (.*): (Ok|FAILED!|Skip.*)$/\1/')
-		case $line in
-		*": Ok") pass "perf-test:$name" ;;
-		*": Skip"*) skip "perf-test:$name" "${line##*: }" ;;
-		*) fail "perf-test:$name" "see $log" ;;
+	grep -E '^ *[0-9]+(\.[0-9]+)?: .*: (Ok|FAILED!|Skip.*)$' "$log" |
+		sed -E 's/^ *[0-9.]+: (.*[^ ]) *: (Ok|FAILED!|Skip.*)$/\1\t\2/' > "$logs/perf-test.results"
+	while IFS=$'\t' read -r name status; do
+		case $status in
+		Ok) pass "perf-test:$name" ;;
+		Skip*) skip "perf-test:$name" "$status" ;;
+		*) fail "perf-test:$name" "see $log"
+		   grep "^\[FAIL\]" "$log" | head -n 20 | sed "s/^/    /" ;;
 		esac
 	done < "$logs/perf-test.results"
 fi
