@@ -104,6 +104,7 @@ struct refleak_report {
 	int			nr_cpu_last;
 	u64			last_time;
 	u64			ips[PERF_MAX_STACK_DEPTH];
+	u64			events_at_last_round;
 	bool			has_put_event;
 	bool			has_kmem_event;
 	bool			has_callchain;
@@ -362,6 +363,40 @@ static int process_lost_samples_event(const struct perf_tool *tool, union perf_e
 
 	rl_lost(rep, sample, event->lost_samples.lost);
 	return 0;
+}
+
+/*
+ * A complete pipe stream ends with a FINISHED_ROUND record (written after
+ * each pass over the ring buffers); events read after the last one mean the
+ * stream was cut.  Called when the record is read, not when delivered.
+ */
+static int process_finished_round(const struct perf_tool *tool, union perf_event *event,
+				  struct ordered_events *oe)
+{
+	struct refleak_report *rep = container_of(tool, struct refleak_report, tool);
+
+	rep->events_at_last_round = evlist__stats(rep->session->evlist)->nr_events[0];
+	return perf_event__process_finished_round(tool, event, oe);
+}
+
+/* mute perf's own diagnostics on bad input: we print one message */
+static int rl_saved_verbose;
+static bool rl_saved_quiet;
+
+static void rl_mute(void)
+{
+	rl_saved_verbose = verbose;
+	rl_saved_quiet = quiet;
+	if (verbose <= 0) {
+		verbose = -1;
+		quiet = true;
+	}
+}
+
+static void rl_unmute(void)
+{
+	verbose = rl_saved_verbose;
+	quiet = rl_saved_quiet;
 }
 
 /* ------------------------------------------------------------------ */
@@ -947,6 +982,7 @@ static int rl_report(int argc, const char **argv)
 	rep.tool.tracing_data	= perf_event__process_tracing_data;
 	rep.tool.feature	= perf_event__process_feature;
 	rep.tool.build_id	= perf_event__process_build_id;
+	rep.tool.finished_round	= process_finished_round;
 
 	if (strcmp(rep.input_name, "-")) {
 		struct stat sb;
@@ -963,7 +999,9 @@ static int rl_report(int argc, const char **argv)
 
 	data.path = rep.input_name;
 	data.force = rep.force;
+	rl_mute();
 	rep.session = perf_session__new(&data, &rep.tool);
+	rl_unmute();
 	if (IS_ERR(rep.session)) {
 		pr_err("perf refleak: cannot read '%s': not a perf.data file, or truncated/corrupt\n",
 		       rep.input_name);
@@ -982,11 +1020,31 @@ static int rl_report(int argc, const char **argv)
 
 	symbol__init(perf_session__env(rep.session));
 
+	rl_mute();
 	err = perf_session__process_events(rep.session);
+	rl_unmute();
 	if (err) {
 		pr_err("perf refleak: error while reading events from %s (%d): "
 		       "file truncated or corrupt\n", rep.input_name, err);
 		goto out;
+	}
+	{
+		struct events_stats *es = evlist__stats(rep.session->evlist);
+
+		if (es->nr_unknown_events || es->nr_unknown_id || es->nr_unprocessable_samples) {
+			pr_err("perf refleak: %s is corrupt: %u unknown records, %u samples of "
+			       "unknown events, %u unprocessable samples\n", rep.input_name,
+			       es->nr_unknown_events, es->nr_unknown_id,
+			       es->nr_unprocessable_samples);
+			goto out;
+		}
+		if (perf_data__is_pipe(&data) && es->nr_events[0] &&
+		    es->nr_events[0] != rep.events_at_last_round) {
+			pr_err("perf refleak: the input stream ends in the middle of the recording "
+			       "(truncated: %" PRIu64 " records after the last round)\n",
+			       (u64)es->nr_events[0] - rep.events_at_last_round);
+			goto out;
+		}
 	}
 
 	if (perf_data__is_pipe(&data) && !rl_scan_evlist(&rep)) {

@@ -507,6 +507,56 @@ static int test__refleak_stacks(struct test_suite *test __maybe_unused, int subt
 	return TEST_OK;
 }
 
+/*
+ * A site whose every object leaks never shows a final put of its own: the
+ * evidence comes from other objects of the same named slab cache, never
+ * from a kmalloc cache, which mixes types.
+ */
+static int test__refleak_cache_evidence(struct test_suite *test __maybe_unused,
+					int subtest __maybe_unused)
+{
+	struct refleak *rl = new_engine(true);
+	const struct refleak_stats *st;
+	struct refleak_group *live, *freed;
+	int ret = TEST_FAIL;
+
+	TEST_ASSERT_VAL("engine", rl);
+	/* SITE_A: balanced, teaches cache "obj" a refcount at offset 24 */
+	ev_alloc(rl, T0, 0x1000, 64, SITE_A, "obj", 0);
+	ev_put(rl, T0 + 1 * MS, 0x1000 + 24, 0);
+	ev_free(rl, T0 + 2 * MS, 0x1000, "obj", 0);
+	/* SITE_B, same cache: one leaked reference, one premature free */
+	ev_alloc(rl, T0 + 3 * MS, 0x2000, 64, SITE_B, "obj", 0);
+	ev_alloc(rl, T0 + 4 * MS, 0x3000, 64, SITE_B, "obj", 0);
+	ev_free(rl, T0 + 5 * MS, 0x3000, "obj", 0);
+	/* kmalloc: a balanced site does not vouch for SITE_N's leak */
+	ev_alloc(rl, T0 + 6 * MS, 0x4000, 64, SITE_A + 8, NULL, 0);
+	ev_put(rl, T0 + 7 * MS, 0x4000 + 24, 0);
+	ev_free(rl, T0 + 8 * MS, 0x4000, NULL, 0);
+	ev_alloc(rl, T0 + 9 * MS, 0x5000, 64, SITE_N, NULL, 0);
+	st = finish(rl, T0 + 5 * SEC);
+
+	live = only_group(rl, REFLEAK_LIVE_NO_FINAL_PUT);
+	freed = only_group(rl, REFLEAK_FREED_WITHOUT_FINAL_PUT);
+	if (!live || live->site->call_site != SITE_B || live->count != 1 ||
+	    !live->site->by_cache || live->site->ref_offset != 24) {
+		pr_debug("cache evidence: live_no_final_put not SITE_B via the cache\n");
+		goto out;
+	}
+	if (!freed || freed->site->call_site != SITE_B || freed->count != 1) {
+		pr_debug("cache evidence: freed_without_final_put not SITE_B\n");
+		goto out;
+	}
+	if (nr_suspicious(st) != 2 || st->class_count[REFLEAK_BALANCED] != 2) {
+		pr_debug("cache evidence: %" PRIu64 " suspicious, expected 2\n", nr_suspicious(st));
+		goto out;
+	}
+	ret = TEST_OK;
+out:
+	refleak__delete(rl);
+	return ret;
+}
+
 static struct test_case tests__refleak[] = {
 	TEST_CASE("balanced object", refleak_balanced),
 	TEST_CASE("one object per class", refleak_classes),
@@ -514,6 +564,7 @@ static struct test_case tests__refleak[] = {
 	TEST_CASE("cross-CPU ordering via ordered events", refleak_ordering),
 	TEST_CASE("objects allocated before the recording", refleak_preexisting),
 	TEST_CASE("refcount offsets", refleak_offsets),
+	TEST_CASE("refcount evidence from the slab cache", refleak_cache_evidence),
 	TEST_CASE("NULL and ERR_PTR allocations", refleak_null),
 	TEST_CASE("lost events make verdicts uncertain", refleak_lost),
 	TEST_CASE("interned stacks, bounded object list", refleak_stacks),

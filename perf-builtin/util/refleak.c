@@ -465,6 +465,31 @@ static void rl_site_learn(struct refleak *rl, struct refleak_site *site, u64 off
 	rl_offsets_add(&rl->all_offsets, offset, site->cache);
 }
 
+/*
+ * A named slab cache holds objects of one type, so a final put seen at
+ * offset K in any of its objects makes the cache's objects refcounted at K,
+ * whichever function allocated them: a site whose every object leaks (a
+ * leaked reference, a premature free) never shows a final put of its own.
+ * kmalloc caches mix types and prove nothing about other sites.
+ */
+static bool rl_site__refcounted(struct refleak *rl, struct refleak_site *site)
+{
+	struct rl_offsets *offs;
+
+	if (site->refcounted)
+		return true;
+	if (!site->cache || !strcmp(site->cache, REFLEAK_KMALLOC))
+		return false;
+	offs = rl_cache_offsets(rl, site->cache, false);
+	if (!offs || offs->nr != 1)
+		return false;
+	site->refcounted = true;
+	site->by_cache = true;
+	site->offset_known = true;
+	site->ref_offset = offs->off[0].offset;
+	return true;
+}
+
 /* groups */
 
 static struct refleak_group *rl_group(struct refleak_site *site, enum refleak_class class)
@@ -510,7 +535,7 @@ static void rl_group__add_object(struct refleak *rl, struct refleak_group *g,
 	 * groups are not reported: keep only a few of their objects, in case
 	 * the site turns out refcounted later in the recording.
 	 */
-	if (!g->site->refcounted && max > 16)
+	if (!rl_site__refcounted(rl, g->site) && max > 16)
 		max = 16;
 	if (g->nr_objects >= max) {
 		g->objects_dropped++;
@@ -1014,7 +1039,7 @@ int refleak__finish(struct refleak *rl, u64 end_ns)
 		struct refleak_site *site = rl->site_array[i];
 		int c;
 
-		if (site->refcounted)
+		if (rl_site__refcounted(rl, site))
 			rl->stats.nr_refcounted_sites++;
 		for (c = 0; c < REFLEAK_NR_CLASSES; c++) {
 			struct refleak_group *g = site->groups[c];

@@ -135,6 +135,7 @@ struct refleak_site {
 	u64			call_site;	/* 0: pseudo site for pre-existing objects */
 	const char		*cache;		/* interned */
 	bool			refcounted;	/* some object got a final put */
+	bool			by_cache;	/* ... of the same slab cache, not this site */
 	bool			offset_known;
 	bool			offset_mixed;	/* puts seen at different offsets */
 	u64			ref_offset;

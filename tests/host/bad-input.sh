@@ -241,9 +241,12 @@ for f in "$work"/cut-*.data; do
 	run_case "truncated-$(basename "$f" .data)" 1 -i "$f"
 done
 for c in corrupt-event-size0 corrupt-event-size-max corrupt-data-size corrupt-attr-size0 \
-	 corrupt-attr-offset corrupt-magic corrupt-event-type; do
+	 corrupt-attr-offset corrupt-magic; do
 	run_case "$c" 1 -i "$work/$c.data"
 done
+# An unknown record type may come from a newer perf: perf skips it with a
+# warning, so the report stands but cannot be fully trusted (2).
+run_case corrupt-event-type 2 -i "$work/corrupt-event-type.data"
 for c in foreign-elf foreign-text foreign-zeros foreign-dir; do
 	run_case "$c" 1 -i "$work/$c.data"
 done
