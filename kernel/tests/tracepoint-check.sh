@@ -70,7 +70,7 @@ function norm(v) {
 	sub(/^0+/, "", v)
 	return v
 }
-# A freed object's address is often reused by the next one: expect as many
+# Freed addresses are often reused by the next object: expect as many
 # events for an address as the objects file lists it.
 FNR == NR {
 	expect[norm($1)]++

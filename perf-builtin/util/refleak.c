@@ -74,6 +74,7 @@ struct rl_orphan {
 struct rl_offset {
 	u64		offset;
 	const char	*cache;
+	u64		nr_puts;	/* final puts seen at this offset */
 };
 
 struct rl_offsets {
@@ -426,12 +427,16 @@ static void rl_offsets_add(struct rl_offsets *offs, u64 offset, const char *cach
 {
 	u32 i;
 
-	for (i = 0; i < offs->nr; i++)
-		if (offs->off[i].offset == offset && offs->off[i].cache == cache)
+	for (i = 0; i < offs->nr; i++) {
+		if (offs->off[i].offset == offset && offs->off[i].cache == cache) {
+			offs->off[i].nr_puts++;
 			return;
+		}
+	}
 	if (offs->nr < REFLEAK_MAX_OFFSETS) {
 		offs->off[offs->nr].offset = offset;
 		offs->off[offs->nr].cache = cache;
+		offs->off[offs->nr].nr_puts = 1;
 		offs->nr++;
 	}
 }
@@ -470,23 +475,34 @@ static void rl_site_learn(struct refleak *rl, struct refleak_site *site, u64 off
  * offset K in any of its objects makes the cache's objects refcounted at K,
  * whichever function allocated them: a site whose every object leaks (a
  * leaked reference, a premature free) never shows a final put of its own.
- * kmalloc caches mix types and prove nothing about other sites.
+ * kmalloc caches mix types and prove nothing about other sites. A type with
+ * several refcounts (a refcount_t and a percpu_ref, say) shows several
+ * offsets: the site is refcounted all the same, and the offset reported is
+ * the one seen most often, marked mixed.
  */
 static bool rl_site__refcounted(struct refleak *rl, struct refleak_site *site)
 {
 	struct rl_offsets *offs;
+	u64 best = 0;
+	u32 i;
 
 	if (site->refcounted)
 		return true;
 	if (!site->cache || !strcmp(site->cache, REFLEAK_KMALLOC))
 		return false;
 	offs = rl_cache_offsets(rl, site->cache, false);
-	if (!offs || offs->nr != 1)
+	if (!offs || !offs->nr)
 		return false;
 	site->refcounted = true;
 	site->by_cache = true;
 	site->offset_known = true;
-	site->ref_offset = offs->off[0].offset;
+	site->offset_mixed = offs->nr > 1;
+	for (i = 0; i < offs->nr; i++) {
+		if (offs->off[i].nr_puts > best) {
+			best = offs->off[i].nr_puts;
+			site->ref_offset = offs->off[i].offset;
+		}
+	}
 	return true;
 }
 
