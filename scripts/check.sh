@@ -18,6 +18,10 @@ judge() { # <name> <rc> <log>
 	*) fail "$1" "exit $2, see $3"; tail -n 15 "$3" | sed 's/^/    /' ;;
 	esac
 }
+# Builds and the checkpatch run either work or fail; they never skip.
+judge_strict() { # <name> <rc> <log>
+	if [ "$2" -eq 0 ]; then pass "$1"; else fail "$1" "exit $2, see $3"; tail -n 15 "$3" | sed 's/^/    /'; fi
+}
 finish() {
 	echo
 	echo "$passed passed, $failed failed, $skipped skipped"
@@ -37,7 +41,7 @@ done
 # 2. the kernel series is checkpatch-clean
 if [ -s "$TOP/kernel/series" ]; then
 	tree=$("$TOP/scripts/assemble-tree.sh") && bash "$TOP/scripts/checkpatch-series.sh" "$tree" > "$logs/checkpatch.log" 2>&1
-	judge series:checkpatch $? "$logs/checkpatch.log"
+	judge_strict series:checkpatch $? "$logs/checkpatch.log"
 else
 	skip series:checkpatch "kernel/series is empty: no kernel patches yet"
 fi
@@ -45,10 +49,10 @@ fi
 # 3. builds (a failed build fails every check that needs it)
 "$TOP/scripts/build-perf.sh" > "$logs/build-perf.log" 2>&1
 perf_rc=$?
-judge build:perf $perf_rc "$logs/build-perf.log"
+judge_strict build:perf $perf_rc "$logs/build-perf.log"
 "$TOP/scripts/build-kernel.sh" > "$logs/build-kernel.log" 2>&1
 kernel_rc=$?
-judge build:kernel $kernel_rc "$logs/build-kernel.log"
+judge_strict build:kernel $kernel_rc "$logs/build-kernel.log"
 if [ $perf_rc -ne 0 ] || [ $kernel_rc -ne 0 ]; then
 	fail guest "not booted: a build failed"
 	finish
@@ -60,7 +64,7 @@ out=$BUILD/guest-check
 "$TOP/scripts/run-guest.sh" "$TOP/guest/check.sh" "$out" \
 	$(ls "$TOP"/kernel/tests/*.sh 2>/dev/null) > "$logs/guest.log" 2>&1
 rc=$?
-judge guest:boot $rc "$logs/guest.log"
+judge_strict guest:boot $rc "$logs/guest.log"
 [ $rc -eq 0 ] || finish
 
 # KUnit: the boot-time run's KTAP, parsed by the kernel's own parser.
