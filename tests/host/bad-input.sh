@@ -28,6 +28,9 @@ PERF=${1:-}
 indir=${2:-}
 max_err_lines=${MAX_ERR_LINES:-4}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+# Full malloc stacks, so that lsan.supp can name libsubcmd's known leak.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-fast_unwind_on_malloc=0}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")" && pwd)/lsan.supp:print_suppressions=0}
 
 cannot_run() {
 	echo "# SKIP: $*"
