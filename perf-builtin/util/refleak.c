@@ -475,7 +475,9 @@ static void rl_site_learn(struct refleak *rl, struct refleak_site *site, u64 off
  * offset K in any of its objects makes the cache's objects refcounted at K,
  * whichever function allocated them: a site whose every object leaks (a
  * leaked reference, a premature free) never shows a final put of its own.
- * kmalloc caches mix types and prove nothing about other sites. A type with
+ * kmalloc caches mix types and prove nothing about other sites, and nor does
+ * a named cache the kernel merged into one of them (boot with slab_nomerge
+ * to keep cache names precise). A type with
  * several refcounts (a refcount_t and a percpu_ref, say) shows several
  * offsets: the site is refcounted all the same, and the offset reported is
  * the one seen most often, marked mixed.
@@ -488,7 +490,8 @@ static bool rl_site__refcounted(struct refleak *rl, struct refleak_site *site)
 
 	if (site->refcounted)
 		return true;
-	if (!site->cache || !strcmp(site->cache, REFLEAK_KMALLOC))
+	/* kmalloc-96, dma-kmalloc-64, ...: also a cache that merged into them */
+	if (!site->cache || strstr(site->cache, REFLEAK_KMALLOC))
 		return false;
 	offs = rl_cache_offsets(rl, site->cache, false);
 	if (!offs || !offs->nr)
