@@ -23,7 +23,7 @@ echo "input: $big ($(du -h "$big" | cut -f1))"
 "$perf" report -i "$big" --stats 2>/dev/null | grep -E 'SAMPLE events|LOST events|LOST_SAMPLES' || true
 grep -h 'Captured and wrote\|lost' "$out"/record-*.log || true
 echo
-measure refleak-report "$perf" refleak report -i "$big" --kallsyms "$out/kallsyms"
+measure refleak-report "$perf" refleak report -i "$big"
 measure kmem-caller-stat "$perf" kmem --caller stat -i "$big"
 measure perf-script "$perf" script -i "$big"
 ratio() { awk -v a="$(cut -d' ' -f"$3" "$out/$1.time")" -v b="$(cut -d' ' -f"$3" "$out/$2.time")" 'BEGIN { printf "%.2f", a / b }'; }
@@ -33,5 +33,5 @@ echo "report / kmem peak RSS:    $(ratio refleak-report kmem-caller-stat 2)"
 echo "report / script wall time: $(ratio refleak-report perf-script 1)"
 echo
 for mult in 1 2 4; do
-	measure "refleak-report-${mult}x" "$perf" refleak report -i "$out/bench-${mult}x.data" --kallsyms "$out/kallsyms"
+	measure "refleak-report-${mult}x" "$perf" refleak report -i "$out/bench-${mult}x.data"
 done
