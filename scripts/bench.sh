@@ -5,6 +5,8 @@
 # figures; judges nothing.
 . "$(dirname "$0")/lib.sh"
 out=$BUILD/bench
+# BENCH_REUSE=1 times the recordings of the previous run again.
+[ "${BENCH_REUSE:-0}" = 1 ] && [ -f "$out/bench-4x.data" ] ||
 GUEST_MEM=${GUEST_MEM:-8G} GUEST_DISK=${GUEST_DISK:-8G} GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800} \
 	"$TOP/scripts/run-guest.sh" "$TOP/guest/bench.sh" "$out"
 perf=$BUILD/perf
@@ -13,9 +15,9 @@ perf=$BUILD/perf
 measure() {
 	local label=$1 t
 	shift
-	t=$( { /usr/bin/time -f '%e %M' "$@" > /dev/null 2>/dev/null; } 2>&1 | tail -n 1)
+	/usr/bin/time -o "$out/$label.time" -f '%e %M' "$@" > /dev/null 2>&1 || true
+	t=$(tail -n 1 "$out/$label.time")
 	printf '%-34s %8.2f s %8.0f MB\n' "$label" "${t% *}" "$(( ${t#* } / 1024 ))"
-	echo "$t" > "$out/$label.time"
 }
 
 big=$out/bench-4x.data
@@ -24,7 +26,7 @@ echo "input: $big ($(du -h "$big" | cut -f1))"
 grep -h 'Captured and wrote\|lost' "$out"/record-*.log || true
 echo
 measure refleak-report "$perf" refleak report -i "$big"
-measure kmem-caller-stat "$perf" kmem --caller stat -i "$big"
+measure kmem-caller-stat "$perf" kmem -i "$big" --caller stat
 measure perf-script "$perf" script -i "$big"
 ratio() { awk -v a="$(cut -d' ' -f"$3" "$out/$1.time")" -v b="$(cut -d' ' -f"$3" "$out/$2.time")" 'BEGIN { printf "%.2f", a / b }'; }
 echo
