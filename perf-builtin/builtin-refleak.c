@@ -531,24 +531,6 @@ static struct rl_row *rl_rows(struct refleak_report *rep, enum refleak_class cla
 /* ------------------------------------------------------------------ */
 /* text output                                                         */
 
-static const char * const class_help[REFLEAK_NR_CLASSES] = {
-	[REFLEAK_FREED_WITHOUT_FINAL_PUT] = "freed while the refcount never reached zero",
-	[REFLEAK_FINAL_PUT_NOT_FREED]	  = "refcount reached zero, object never freed",
-	[REFLEAK_LIVE_NO_FINAL_PUT]	  = "live at the end, refcount never reached zero",
-	[REFLEAK_PUT_AFTER_FREE]	  = "final put on an object already freed",
-	[REFLEAK_DOUBLE_PUT]		  = "refcount reached zero twice",
-	[REFLEAK_BALANCED]		  = "final put then free",
-};
-
-static const char * const class_age[REFLEAK_NR_CLASSES] = {
-	[REFLEAK_FREED_WITHOUT_FINAL_PUT] = "lifetime",
-	[REFLEAK_FINAL_PUT_NOT_FREED]	  = "since put",
-	[REFLEAK_LIVE_NO_FINAL_PUT]	  = "age",
-	[REFLEAK_PUT_AFTER_FREE]	  = "put-free",
-	[REFLEAK_DOUBLE_PUT]		  = "put2-put1",
-	[REFLEAK_BALANCED]		  = "free-put",
-};
-
 static void rl_print_stack_folded(struct refleak_report *rep, FILE *fp, u32 id, u64 count)
 {
 	char buf[256];
@@ -628,7 +610,8 @@ static void rl_print_class(struct refleak_report *rep, FILE *fp, enum refleak_cl
 		return;
 	fputc('\n', fp);
 	color_fprintf(fp, PERF_COLOR_RED, "%s", refleak_class__name(class));
-	fprintf(fp, ": %" PRIu64 " objects, %s\n", st->class_count[class], class_help[class]);
+	fprintf(fp, ": %" PRIu64 " objects, %s\n", st->class_count[class],
+		refleak_class__help(class));
 	fprintf(fp, "  %-48s %-24s %8s %10s %12s %7s %s\n", "Site", "Cache", "Count", "Bytes",
 		"Max age(ms)", "RefOff", "Notes");
 	fprintf(fp, "  %.48s %.24s %.8s %.10s %.12s %.7s %s\n", graph_dotted_line,
@@ -651,7 +634,7 @@ static void rl_print_class(struct refleak_report *rep, FILE *fp, enum refleak_cl
 			fprintf(fp, " %" PRIu64 " inferred", g->nr_inferred);
 		if (g->nr_uncertain)
 			color_fprintf(fp, PERF_COLOR_YELLOW, " %" PRIu64 " uncertain", g->nr_uncertain);
-		fprintf(fp, " (%s)\n", class_age[class]);
+		fprintf(fp, " (%s)\n", refleak_class__age(class));
 		if (rep->callchain)
 			rl_print_stacks(rep, fp, g);
 		if (rep->objects)

@@ -126,13 +126,21 @@ struct refleak {
 	bool			lost_unknown;
 };
 
-static const char * const class_names[REFLEAK_NR_CLASSES] = {
-	[REFLEAK_FREED_WITHOUT_FINAL_PUT]	= "freed_without_final_put",
-	[REFLEAK_FINAL_PUT_NOT_FREED]		= "final_put_not_freed",
-	[REFLEAK_LIVE_NO_FINAL_PUT]		= "live_no_final_put",
-	[REFLEAK_PUT_AFTER_FREE]		= "put_after_free",
-	[REFLEAK_DOUBLE_PUT]			= "double_put",
-	[REFLEAK_BALANCED]			= "balanced",
+/* one row per class: JSON key, what it means, what its age column measures */
+static const struct {
+	const char *name, *help, *age;
+} class_info[REFLEAK_NR_CLASSES] = {
+	[REFLEAK_FREED_WITHOUT_FINAL_PUT] = { "freed_without_final_put",
+		"freed while the refcount never reached zero", "lifetime" },
+	[REFLEAK_FINAL_PUT_NOT_FREED]	  = { "final_put_not_freed",
+		"refcount reached zero, object never freed", "since put" },
+	[REFLEAK_LIVE_NO_FINAL_PUT]	  = { "live_no_final_put",
+		"live at the end, refcount never reached zero", "age" },
+	[REFLEAK_PUT_AFTER_FREE]	  = { "put_after_free",
+		"final put on an object already freed", "put-free" },
+	[REFLEAK_DOUBLE_PUT]		  = { "double_put",
+		"refcount reached zero twice", "put2-put1" },
+	[REFLEAK_BALANCED]		  = { "balanced", "final put then free", "free-put" },
 };
 
 static const char * const stack_kind_names[REFLEAK_NR_STACK_KINDS] = {
@@ -143,7 +151,17 @@ static const char * const stack_kind_names[REFLEAK_NR_STACK_KINDS] = {
 
 const char *refleak_class__name(enum refleak_class class)
 {
-	return class < REFLEAK_NR_CLASSES ? class_names[class] : "unknown";
+	return class < REFLEAK_NR_CLASSES ? class_info[class].name : "unknown";
+}
+
+const char *refleak_class__help(enum refleak_class class)
+{
+	return class < REFLEAK_NR_CLASSES ? class_info[class].help : "";
+}
+
+const char *refleak_class__age(enum refleak_class class)
+{
+	return class < REFLEAK_NR_CLASSES ? class_info[class].age : "";
 }
 
 const char *refleak_stack_kind__name(enum refleak_stack_kind kind)

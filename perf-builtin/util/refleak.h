@@ -35,6 +35,9 @@ enum refleak_stack_kind {
 
 /* JSON key / table title of a class */
 const char *refleak_class__name(enum refleak_class class);
+/* one line on what a class means; what its age column measures */
+const char *refleak_class__help(enum refleak_class class);
+const char *refleak_class__age(enum refleak_class class);
 const char *refleak_stack_kind__name(enum refleak_stack_kind kind);
 bool refleak_class__suspicious(enum refleak_class class);
 
