@@ -908,6 +908,10 @@ static int rl_report(int argc, const char **argv)
 		    "exit with status 3 if any suspicious object is found"),
 	OPT_STRING(0, "min-age", &rep.min_age_str, "ms",
 		   "final_put_not_freed only for puts at least that old at the end (default 1000)"),
+	OPT_STRING('k', "vmlinux", &symbol_conf.vmlinux_name, "file",
+		   "vmlinux of the recorded kernel, for symbols"),
+	OPT_STRING(0, "kallsyms", &symbol_conf.kallsyms_name, "file",
+		   "/proc/kallsyms of the recorded kernel, for symbols"),
 	OPT_BOOLEAN('f', "force", &rep.force, "don't complain, do it"),
 	OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 	OPT_END()
@@ -931,6 +935,9 @@ static int rl_report(int argc, const char **argv)
 		return RL_EXIT_FATAL;
 	}
 	if (rl_parse_sort(rep.sort_keys))
+		return RL_EXIT_FATAL;
+	/* a kernel symbol file that cannot be read is a usage error, not a silent fallback */
+	if (symbol__validate_sym_arguments())
 		return RL_EXIT_FATAL;
 
 	refleak_config__init(&cfg);
