@@ -50,6 +50,11 @@ fi
 "$TOP/scripts/build-perf.sh" > "$logs/build-perf.log" 2>&1
 perf_rc=$?
 judge_strict build:perf $perf_rc "$logs/build-perf.log"
+# perf refleak report on the committed golden fixtures (nothing booted)
+if [ $perf_rc -eq 0 ] && [ -f "$TOP/tests/host/golden.sh" ]; then
+	bash "$TOP/tests/host/golden.sh" "$BUILD/perf" > "$logs/golden.log" 2>&1
+	judge host:golden $? "$logs/golden.log"
+fi
 "$TOP/scripts/build-kernel.sh" > "$logs/build-kernel.log" 2>&1
 kernel_rc=$?
 judge_strict build:kernel $kernel_rc "$logs/build-kernel.log"

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# make fixtures: re-record the golden fixtures of tests/golden/ in the
+# guest (tests/golden/record-guest.sh), store them gzipped with the guest's
+# kallsyms, and write the expected reports anew with build/perf
+# (tests/host/golden.sh --update).  Review the diff before committing: the
+# expected files are what the host test holds perf refleak report to.
+. "$(dirname "$0")/lib.sh"
+dir=$TOP/tests/golden
+out=$BUILD/golden-record
+"$TOP/scripts/run-guest.sh" "$dir/record-guest.sh" "$out"
+for f in scenarios pipe nocallchain kmem-only; do
+	[ -s "$out/$f.data" ] || die "the guest recorded no $f.data (see $out/guest.log)"
+	gzip -9n < "$out/$f.data" > "$dir/$f.data.gz"
+	cp "$out/$f.objects" "$dir/$f.objects"
+done
+gzip -9n < "$out/kallsyms" > "$dir/kallsyms.gz"
+log "fixtures: $(du -ch "$dir"/*.gz | tail -n 1 | cut -f1) (kernel $(cat "$out/uname"))"
+bash "$TOP/tests/host/golden.sh" --update "$BUILD/perf"
