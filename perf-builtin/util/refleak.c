@@ -33,6 +33,8 @@
 
 #define REFLEAK_MAX_STACK	256
 #define REFLEAK_MAX_OFFSETS	16
+/* slots of the direct-mapped cache in front of the stack hashmap */
+#define REFLEAK_STACK_CACHE	256
 
 struct rl_stack {
 	u32	nr;
@@ -118,6 +120,14 @@ struct refleak {
 	u32			nr_stacks;
 	u32			alloc_stacks;
 	struct rl_stack		*tmp_stack;
+	/*
+	 * Most events repeat a recent stack and a recent cache name and
+	 * site: small caches in front of the hashmaps, checked by comparing
+	 * the stack/string itself, so a hit costs no hashing of it.
+	 */
+	u32			stack_cache[REFLEAK_STACK_CACHE];
+	const char		*last_str;
+	struct refleak_site	*last_site;
 	/* lost windows, in arrival order */
 	struct rl_lost		*lost;
 	size_t			nr_lost;
@@ -345,8 +355,10 @@ const char *refleak__intern_str(struct refleak *rl, const char *s)
 
 	if (!s)
 		return NULL;
+	if (rl->last_str && !strcmp(rl->last_str, s))
+		return rl->last_str;
 	if (hashmap__find(rl->strs, s, &dup))
-		return dup;
+		return rl->last_str = dup;
 	dup = strdup(s);
 	if (!dup)
 		return NULL;
@@ -354,23 +366,42 @@ const char *refleak__intern_str(struct refleak *rl, const char *s)
 		free(dup);
 		return NULL;
 	}
-	return dup;
+	return rl->last_str = dup;
+}
+
+/* a stack's slot in stack_cache: a few frames, not the whole stack */
+static u32 rl_stack_slot(const u64 *ips, u32 nr)
+{
+	u64 h = ips[0] + ips[nr >> 1] * 3 + ips[nr - 1] * 7 + nr;
+
+	return (u32)((h * 0x9E3779B97F4A7C15ULL) >> 56) % REFLEAK_STACK_CACHE;
 }
 
 u32 refleak__intern_stack(struct refleak *rl, const u64 *ips, u32 nr)
 {
 	struct rl_stack *st = rl->tmp_stack, *copy;
+	u32 slot;
 	long id;
 
 	if (!nr || !ips)
 		return 0;
 	if (nr > REFLEAK_MAX_STACK)
 		nr = REFLEAK_MAX_STACK;
+	slot = rl_stack_slot(ips, nr);
+	id = rl->stack_cache[slot];
+	if (id) {
+		const struct rl_stack *c = rl->stacks[id - 1];
+
+		if (c->nr == nr && !memcmp(c->ips, ips, nr * sizeof(u64)))
+			return id;
+	}
 	st->nr = nr;
 	memcpy(st->ips, ips, nr * sizeof(u64));
 	st->hash = ips_hash(st->ips, nr);
-	if (hashmap__find(rl->stack_map, st, &id))
+	if (hashmap__find(rl->stack_map, st, &id)) {
+		rl->stack_cache[slot] = id;
 		return id;
+	}
 
 	if (rl->nr_stacks == rl->alloc_stacks) {
 		u32 n = rl->alloc_stacks ? rl->alloc_stacks * 2 : 256;
@@ -392,6 +423,7 @@ u32 refleak__intern_stack(struct refleak *rl, const u64 *ips, u32 nr)
 	}
 	rl->stacks[rl->nr_stacks++] = copy;
 	rl->stats.nr_stacks = rl->nr_stacks;
+	rl->stack_cache[slot] = id;
 	return id;
 }
 
@@ -409,12 +441,14 @@ const u64 *refleak__stack(struct refleak *rl, u32 id, u32 *nr)
 
 static struct refleak_site *rl_site(struct refleak *rl, u64 call_site, const char *cache)
 {
-	struct refleak_site *head = NULL, *site;
+	struct refleak_site *head = NULL, *site = rl->last_site;
 
+	if (site && site->call_site == call_site && site->cache == cache)
+		return site;
 	if (hashmap__find(rl->sites, call_site, &head)) {
 		for (site = head; site; site = site->next)
 			if (site->cache == cache)
-				return site;
+				return rl->last_site = site;
 	}
 	site = zalloc(sizeof(*site));
 	if (!site)
@@ -438,7 +472,7 @@ static struct refleak_site *rl_site(struct refleak *rl, u64 call_site, const cha
 		return NULL;
 	}
 	rl->site_array[rl->nr_sites++] = site;
-	return site;
+	return rl->last_site = site;
 }
 
 static void rl_offsets_add(struct rl_offsets *offs, u64 offset, const char *cache)
@@ -712,6 +746,11 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 		g->nr_inferred++;
 	if (o->uncertain)
 		g->nr_uncertain++;
+	/* balanced groups are counted, never listed: their stacks are never shown */
+	if (class == REFLEAK_BALANCED) {
+		free(o);
+		return;
+	}
 	rl_group__add_stack(g, REFLEAK_STACK_ALLOC, o->stack[REFLEAK_STACK_ALLOC]);
 	rl_group__add_stack(g, REFLEAK_STACK_PUT, o->stack[REFLEAK_STACK_PUT]);
 	if (class == REFLEAK_DOUBLE_PUT)
@@ -719,7 +758,7 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 	if (class == REFLEAK_PUT_AFTER_FREE)
 		rl_group__add_stack(g, REFLEAK_STACK_PUT, o->late_stack);
 	rl_group__add_stack(g, REFLEAK_STACK_FREE, o->stack[REFLEAK_STACK_FREE]);
-	if (rl->cfg.keep_objects && class != REFLEAK_BALANCED)
+	if (rl->cfg.keep_objects)
 		rl_group__add_object(rl, g, o, age);
 	free(o);
 }
@@ -780,17 +819,44 @@ static void rl_grave_remove(struct refleak *rl, struct rl_obj *o)
 	rl->nr_grave--;
 }
 
+/*
+ * Insert into the graveyard, whose starts are unique: an object buried at
+ * the same start (the address was freed, reused, freed again) is replaced
+ * in the same walk and returned.
+ */
+static struct rl_obj *rl_grave_insert(struct refleak *rl, struct rl_obj *obj)
+{
+	struct rb_node **p = &rl->grave.rb_node, *parent = NULL;
+
+	while (*p) {
+		struct rl_obj *o = rb_entry(*p, struct rl_obj, node);
+
+		parent = *p;
+		if (obj->start < o->start) {
+			p = &(*p)->rb_left;
+		} else if (obj->start > o->start) {
+			p = &(*p)->rb_right;
+		} else {
+			rb_replace_node(&o->node, &obj->node, &rl->grave);
+			return o;
+		}
+	}
+	rb_link_node(&obj->node, parent, p);
+	rb_insert_color(&obj->node, &rl->grave);
+	return NULL;
+}
+
 static void rl_bury(struct refleak *rl, struct rl_obj *o)
 {
-	struct rl_obj *old = rl_floor(&rl->grave, o->start);
+	struct rl_obj *old = rl_grave_insert(rl, o);
 
-	if (old && old->start == o->start) {
-		rl_grave_remove(rl, old);
-		rl_retire(rl, old, rl->now);
-	}
-	rl_insert(&rl->grave, o);
 	list_add_tail(&o->fifo, &rl->grave_fifo);
 	rl->nr_grave++;
+	if (old) {
+		list_del(&old->fifo);
+		rl->nr_grave--;
+		rl_retire(rl, old, rl->now);
+	}
 	while (rl->nr_grave > rl->cfg.graveyard_max) {
 		old = list_first_entry(&rl->grave_fifo, struct rl_obj, fifo);
 		rl_grave_remove(rl, old);
