@@ -34,9 +34,19 @@ $missing"
 	echo "$want" > "$KBUILD/.refleak-config"
 fi
 
-log "building the kernel in $KBUILD"
-start=$(date +%s)
-locked make -s -C "$tree" O="$KBUILD" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" -j"$JOBS" bzImage
-log "kernel built in $(( $(date +%s) - start )) s"
+# Nothing to build when this exact kernel source (the tree below the perf
+# commit) was built with this configuration: a second 'make kernel' is free.
+stamp="$(git -C "$tree" rev-parse 'HEAD^^{tree}') $want"
+if [ -f "$KBUILD/arch/x86/boot/bzImage" ] &&
+   [ "$(cat "$KBUILD/.refleak-built" 2>/dev/null)" = "$stamp" ]; then
+	log "kernel is up to date ($KBUILD)"
+else
+	rm -f "$KBUILD/.refleak-built"
+	log "building the kernel in $KBUILD"
+	start=$(date +%s)
+	locked make -s -C "$tree" O="$KBUILD" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" -j"$JOBS" bzImage
+	log "kernel built in $(( $(date +%s) - start )) s"
+	echo "$stamp" > "$KBUILD/.refleak-built"
+fi
 cp "$KBUILD/arch/x86/boot/bzImage" "$BUILD/bzImage.tmp" && mv "$BUILD/bzImage.tmp" "$BUILD/bzImage"
 ln -sf "$KBUILD/vmlinux" "$BUILD/vmlinux"

@@ -15,6 +15,16 @@ if [ "${1:-}" = --asan ]; then
 fi
 
 tree=$("$TOP/scripts/assemble-tree.sh")
+# Nothing to do when this exact tree was built and installed with these
+# options: a second 'make' rebuilds nothing (perf's own make would still
+# spend ~20 s re-checking features and dependencies).
+stamp="$(git -C "$tree" rev-parse HEAD^{tree}) ${PERF_MAKE_OPTS[*]} ${extra[*]}"
+if [ -x "$prefix/bin/perf" ] && [ "$(cat "$prefix/.refleak-built" 2>/dev/null)" = "$stamp" ]; then
+	log "perf is up to date ($prefix)"
+	ln -sfn "$prefix/bin/perf" "$link"
+	exit 0
+fi
+rm -f "$prefix/.refleak-built"
 mkdir -p "$obj"
 log "building perf in $obj"
 start=$(date +%s)
@@ -31,4 +41,5 @@ if [ "${1:-}" != --asan ]; then
 		{ tail -20 "$obj/man.log" >&2; die "perf man pages failed (log: $obj/man.log)"; }
 fi
 log "perf built in $(( $(date +%s) - start )) s"
+echo "$stamp" > "$prefix/.refleak-built"
 ln -sfn "$prefix/bin/perf" "$link"
