@@ -398,6 +398,34 @@ static int test__refleak_offsets(struct test_suite *test __maybe_unused, int sub
 	return TEST_OK;
 }
 
+/* an object with several refcounts, each reaching zero once: no double put */
+static int test__refleak_several_refs(struct test_suite *test __maybe_unused,
+				      int subtest __maybe_unused)
+{
+	struct refleak *rl = new_engine(true);
+	const struct refleak_stats *st;
+
+	TEST_ASSERT_VAL("engine", rl);
+	/* like task_struct: stack_refcount, then usage reach zero, then the free */
+	ev_alloc(rl, T0 + 1 * MS, 0x9000, 256, SITE_A, "c", 0);
+	ev_put(rl, T0 + 2 * MS, 0x9000 + 0x40, 0);
+	ev_put(rl, T0 + 3 * MS, 0x9000 + 0x20, 0);
+	ev_free(rl, T0 + 4 * MS, 0x9000, "c", 0);
+	/* the same refcount twice is still a double put */
+	ev_alloc(rl, T0 + 5 * MS, 0xa000, 256, SITE_A, "c", 0);
+	ev_put(rl, T0 + 6 * MS, 0xa000 + 0x20, 0);
+	ev_put(rl, T0 + 7 * MS, 0xa000 + 0x40, 0);
+	ev_put(rl, T0 + 8 * MS, 0xa000 + 0x20, 0);
+	ev_free(rl, T0 + 9 * MS, 0xa000, "c", 0);
+	st = finish(rl, T0 + 10 * SEC);
+	TEST_ASSERT_VAL("two refcounts: balanced", st->class_count[REFLEAK_BALANCED] == 1);
+	TEST_ASSERT_VAL("same refcount twice: double put",
+			st->class_count[REFLEAK_DOUBLE_PUT] == 1);
+	TEST_ASSERT_VAL("nothing else", nr_suspicious(st) == 1);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
 static int test__refleak_null(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
 {
 	struct refleak *rl = new_engine(true);
@@ -565,6 +593,7 @@ static struct test_case tests__refleak[] = {
 	TEST_CASE("objects allocated before the recording", refleak_preexisting),
 	TEST_CASE("refcount offsets", refleak_offsets),
 	TEST_CASE("refcount evidence from the slab cache", refleak_cache_evidence),
+	TEST_CASE("several refcounts in one object", refleak_several_refs),
 	TEST_CASE("NULL and ERR_PTR allocations", refleak_null),
 	TEST_CASE("lost events make verdicts uncertain", refleak_lost),
 	TEST_CASE("interned stacks, bounded object list", refleak_stacks),

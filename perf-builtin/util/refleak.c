@@ -50,6 +50,7 @@ struct rl_obj {
 	u64			size;
 	u64			alloc_ns;
 	u64			put_ns;
+	u64			put_ref;	/* refcount address of the first final put */
 	u64			put2_ns;
 	u64			free_ns;
 	u64			late_ns;	/* put after free */
@@ -1052,8 +1053,16 @@ int refleak__final_put(struct refleak *rl, const struct refleak_put_ev *ev)
 	if (o) {
 		if (o->nr_puts == 0) {
 			o->put_ns = ev->time;
+			o->put_ref = ev->obj;
 			o->stack[REFLEAK_STACK_PUT] = ev->stack;
 			rl_site_learn(rl, o->site, ev->obj - o->start);
+		} else if (ev->obj != o->put_ref) {
+			/*
+			 * Another refcount of the same object reached zero
+			 * (task_struct has usage, rcu_users and stack_refcount):
+			 * its own final put, not a second one of the first.
+			 */
+			return 0;
 		} else if (o->nr_puts == 1) {
 			o->put2_ns = ev->time;
 			o->put2_stack = ev->stack;
