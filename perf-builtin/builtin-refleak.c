@@ -30,6 +30,7 @@
 #include "util/trace-event.h"
 #include "util/util.h"
 
+#include <internal/lib.h>
 #include <subcmd/pager.h>
 #include <subcmd/parse-options.h>
 
@@ -43,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -105,6 +107,9 @@ struct refleak_report {
 	u64			last_time;
 	u64			ips[PERF_MAX_STACK_DEPTH];
 	u64			events_at_last_round;
+	/* input mapping: offset of the previous round, bytes released */
+	u64			prev_round_offset;
+	u64			released;
 	bool			has_put_event;
 	bool			has_kmem_event;
 	bool			has_callchain;
@@ -365,6 +370,39 @@ static int process_lost_samples_event(const struct perf_tool *tool, union perf_e
 	return 0;
 }
 
+/* release the input in steps of this size */
+#define RL_RELEASE_CHUNK	(16ULL << 20)
+
+/*
+ * Memory that follows live objects, not the size of the input: perf maps
+ * the whole perf.data file at once (64-bit) and every page it reads stays
+ * in this process's RSS until the end.  Ordered events point into that
+ * mapping until they are delivered; a round flush delivers every event
+ * queued before the previous FINISHED_ROUND record (it flushes up to the
+ * largest timestamp seen when that record was read).  So once a round is
+ * flushed, the pages before the previous round's record are dropped from
+ * the mapping: they stay in the page cache, the process no longer holds
+ * them.  Only for the native-endian single mapping; pipes are copied.
+ */
+static void rl_release_consumed(struct refleak_report *rep, union perf_event *event)
+{
+	struct perf_session *session = rep->session;
+	char *base = session->one_mmap_addr;
+	u64 offset, done;
+
+	if (!session->one_mmap || !base || session->header.needs_swap ||
+	    perf_data__is_pipe(session->data) ||
+	    (char *)event < base || (char *)event >= base + session->one_mmap_size)
+		return;
+	offset = (char *)event - base;
+	done = rep->prev_round_offset & ~((u64)page_size - 1);
+	rep->prev_round_offset = offset;
+	if (done < rep->released + RL_RELEASE_CHUNK)
+		return;
+	if (!madvise(base + rep->released, done - rep->released, MADV_DONTNEED))
+		rep->released = done;
+}
+
 /*
  * A complete pipe stream ends with a FINISHED_ROUND record (written after
  * each pass over the ring buffers); events read after the last one mean the
@@ -375,8 +413,13 @@ static int process_finished_round(const struct perf_tool *tool, union perf_event
 {
 	struct refleak_report *rep = container_of(tool, struct refleak_report, tool);
 
+	int err;
+
 	rep->events_at_last_round = evlist__stats(rep->session->evlist)->nr_events[0];
-	return perf_event__process_finished_round(tool, event, oe);
+	err = perf_event__process_finished_round(tool, event, oe);
+	if (!err)
+		rl_release_consumed(rep, event);
+	return err;
 }
 
 /* mute perf's own diagnostics on bad input: we print one message */
