@@ -14,6 +14,8 @@ perf refleak record -o /tmp/perf.data -- sh -c "
 	echo 'put_no_free 4 kmalloc' > $ctl
 	echo 'percpu 5' > $ctl
 	echo 'rcu 10' > $ctl
+	echo 'put_after_free 2' > $ctl
+	echo 'double_put 2 kmalloc' > $ctl
 	sleep 3"
 echo reclaim > "$ctl"
 perf refleak report -i /tmp/perf.data --min-age 0 -g > /out/report.txt 2>&1

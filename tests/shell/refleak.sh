@@ -202,7 +202,7 @@ json_groups() {
 # "scenario:class" word each; the objects of any other scenario (balanced,
 # percpu, rcu) must not be listed at all.  A new scenario is one word here
 # (plus its line in $scenarios below); every check reads this table.
-scenario_classes="leak_ref:live_no_final_put free_no_put:freed_without_final_put put_no_free:final_put_not_freed"
+scenario_classes="leak_ref:live_no_final_put free_no_put:freed_without_final_put put_no_free:final_put_not_freed put_after_free:put_after_free double_put:double_put"
 # The suspicious scenarios, and an awk condition that is true for them on
 # field $1 (suspicious_on 2: on field $2).
 suspicious=$(for sc in $scenario_classes; do printf '%s ' "${sc%%:*}"; done)
@@ -424,7 +424,8 @@ EOF
 # are recognised through the other objects of the same slab cache (a final
 # put seen in test_refleak_obj teaches its refcount offset); a kmalloc site
 # whose objects never reach a final put cannot be told from any other
-# kmalloc site, so those variants are not driven.
+# kmalloc site, so those variants are not driven.  put_after_free needs the
+# driver's SLAB_TYPESAFE_BY_RCU cache (test_refleak_rcu): it refuses kmalloc.
 scenarios="balanced 7 cache
 balanced 3 kmalloc
 leak_ref 3 cache
@@ -433,7 +434,10 @@ put_no_free 2 kmalloc
 free_no_put 4 cache
 percpu 2 cache
 rcu 6 cache
-rcu 2 kmalloc"
+rcu 2 kmalloc
+put_after_free 3 cache
+double_put 2 cache
+double_put 2 kmalloc"
 
 # Start from a clean driver: free whatever an earlier run kept.
 echo reclaim > "$drv/control" 2>/dev/null
