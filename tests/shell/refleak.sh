@@ -425,7 +425,7 @@ EOF
 # put seen in test_refleak_obj teaches its refcount offset); a kmalloc site
 # whose objects never reach a final put cannot be told from any other
 # kmalloc site, so those variants are not driven.  put_after_free needs the
-# driver's SLAB_TYPESAFE_BY_RCU cache (test_refleak_rcu): it refuses kmalloc.
+# driver's SLAB_TYPESAFE_BY_RCU cache (test_refleak_typesafe): it refuses kmalloc.
 scenarios="balanced 7 cache
 balanced 3 kmalloc
 leak_ref 3 cache
