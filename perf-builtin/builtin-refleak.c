@@ -106,7 +106,7 @@ struct refleak_report {
 	int			nr_cpu_last;
 	u64			last_time;
 	u64			ips[PERF_MAX_STACK_DEPTH];
-	u64			events_at_last_round;
+	u64			samples_at_last_round;
 	/* input mapping: offset of the previous round, bytes released */
 	u64			prev_round_offset;
 	u64			released;
@@ -211,6 +211,9 @@ static const char *rl_field_str(struct evsel *evsel, struct tep_format_field *fi
 	raw = format_field__get_raw_data(field, sample, evsel->needs_swap, &len);
 	if (!raw || !len)
 		return NULL;
+	/* a __string field holds its NUL (bounds checked above): use it in place */
+	if (memchr(raw, '\0', len))
+		return raw;
 	if (len >= size)
 		len = size - 1;
 	memcpy(buf, raw, len);
@@ -371,7 +374,7 @@ static int process_lost_samples_event(const struct perf_tool *tool, union perf_e
 }
 
 /* release the input in steps of this size */
-#define RL_RELEASE_CHUNK	(16ULL << 20)
+#define RL_RELEASE_CHUNK	(4ULL << 20)
 
 /*
  * Memory that follows live objects, not the size of the input: perf maps
@@ -404,18 +407,21 @@ static void rl_release_consumed(struct refleak_report *rep, union perf_event *ev
 }
 
 /*
- * A complete pipe stream ends with a FINISHED_ROUND record (written after
- * each pass over the ring buffers); events read after the last one mean the
- * stream was cut.  Called when the record is read, not when delivered.
+ * In a complete pipe stream the last sample is followed by a FINISHED_ROUND
+ * record (written after each pass over the ring buffers); samples read
+ * after the last one mean the stream was cut.  Other records may follow it
+ * legitimately: perf record writes LOST_SAMPLES records (and, with
+ * --tail-synthesize, task and mmap records) after the last pass.  Called
+ * when the record is read, not when delivered.
  */
 static int process_finished_round(const struct perf_tool *tool, union perf_event *event,
 				  struct ordered_events *oe)
 {
 	struct refleak_report *rep = container_of(tool, struct refleak_report, tool);
-
 	int err;
 
-	rep->events_at_last_round = evlist__stats(rep->session->evlist)->nr_events[0];
+	rep->samples_at_last_round =
+		evlist__stats(rep->session->evlist)->nr_events[PERF_RECORD_SAMPLE];
 	err = perf_event__process_finished_round(tool, event, oe);
 	if (!err)
 		rl_release_consumed(rep, event);
@@ -1071,11 +1077,12 @@ static int rl_report(int argc, const char **argv)
 			       es->nr_unprocessable_samples);
 			goto out;
 		}
-		if (perf_data__is_pipe(&data) && es->nr_events[0] &&
-		    es->nr_events[0] != rep.events_at_last_round) {
+		if (perf_data__is_pipe(&data) &&
+		    es->nr_events[PERF_RECORD_SAMPLE] != rep.samples_at_last_round) {
 			pr_err("perf refleak: the input stream ends in the middle of the recording "
-			       "(truncated: %" PRIu64 " records after the last round)\n",
-			       (u64)es->nr_events[0] - rep.events_at_last_round);
+			       "(truncated: %" PRIu64 " samples after the last round)\n",
+			       (u64)es->nr_events[PERF_RECORD_SAMPLE] -
+			       rep.samples_at_last_round);
 			goto out;
 		}
 	}
