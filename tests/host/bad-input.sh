@@ -31,6 +31,10 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 # Full malloc stacks, so that lsan.supp can name libsubcmd's known leak.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-fast_unwind_on_malloc=0}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$(cd "$(dirname "$0")" && pwd)/lsan.supp:print_suppressions=0}
+# Recording the inputs is not what is tested: there, fast malloc stacks and
+# no leak check (with full stacks an ASan perf record of a busy host, a
+# kernel build say, spends minutes unwinding and hits the timeout).
+rec_env=(env "ASAN_OPTIONS=fast_unwind_on_malloc=1:detect_leaks=0")
 
 cannot_run() {
 	echo "# SKIP: $*"
@@ -166,7 +170,7 @@ run_stdin() {
 
 valid=$work/valid.data
 echo "# recording $valid with $PERF refleak record --kmem-only"
-if ! timeout 60 "$PERF" refleak record --kmem-only -o "$valid" -- sleep 0.2 \
+if ! timeout 60 "${rec_env[@]}" "$PERF" refleak record --kmem-only -o "$valid" -- sleep 0.2 \
 	> "$out/record.out" 2> "$out/record.err"; then
 	sed 's/^/# /' "$out/record.err" | head -n 10
 	cannot_run "perf refleak record --kmem-only failed on this host"
@@ -303,7 +307,7 @@ fi
 
 # No callchains: a plain perf record of the kmem events.
 nocg=$work/no-callchain.data
-if timeout 60 "$PERF" record -a -e "$kmem_events" -o "$nocg" -- sleep 0.2 \
+if timeout 60 "${rec_env[@]}" "$PERF" record -a -e "$kmem_events" -o "$nocg" -- sleep 0.2 \
 	> /dev/null 2> "$out/record-nocg.err"; then
 	run_case no-callchain 2 -i "$nocg"
 	run_case no-callchain-g 2 -i "$nocg" -g
@@ -314,7 +318,7 @@ else
 fi
 
 # No callchains, recorded by perf refleak itself.
-if timeout 60 "$PERF" refleak record --kmem-only --no-call-graph -o "$work/refleak-no-callchain.data" \
+if timeout 60 "${rec_env[@]}" "$PERF" refleak record --kmem-only --no-call-graph -o "$work/refleak-no-callchain.data" \
 	-- sleep 0.2 > /dev/null 2> "$out/record-nocg2.err"; then
 	run_case refleak-no-callchain 2 -i "$work/refleak-no-callchain.data"
 	run_case refleak-no-callchain-g 2 -i "$work/refleak-no-callchain.data" --callchain --json
@@ -326,7 +330,7 @@ fi
 
 # A valid perf.data without any refleak event.
 other=$work/no-kmem-events.data
-if timeout 60 "$PERF" record -e task-clock -o "$other" -- sleep 0.2 \
+if timeout 60 "${rec_env[@]}" "$PERF" record -e task-clock -o "$other" -- sleep 0.2 \
 	> /dev/null 2> "$out/record-other.err"; then
 	run_case no-kmem-events 1 -i "$other"
 else
@@ -337,7 +341,7 @@ fi
 
 echo "# pipe mode"
 pipe=$work/pipe.data
-timeout 60 "$PERF" refleak record --kmem-only -o - -- sleep 0.2 2> "$out/record-pipe.err" \
+timeout 60 "${rec_env[@]}" "$PERF" refleak record --kmem-only -o - -- sleep 0.2 2> "$out/record-pipe.err" \
 	| timeout 60 "$PERF" refleak report -i - > "$out/pipe-live.out" 2> "$out/pipe-live.err"
 rc=("${PIPESTATUS[@]}")
 if [ "${rc[0]}" != 0 ]; then
@@ -347,7 +351,7 @@ if [ "${rc[0]}" != 0 ]; then
 else
 	check pipe-live "${rc[1]}" 2 "$out/pipe-live.err" "$out/pipe-live.out"
 fi
-if timeout 60 "$PERF" refleak record --kmem-only -o - -- sleep 0.2 > "$pipe" 2> /dev/null &&
+if timeout 60 "${rec_env[@]}" "$PERF" refleak record --kmem-only -o - -- sleep 0.2 > "$pipe" 2> /dev/null &&
 	[ -s "$pipe" ]; then
 	psize=$(wc -c < "$pipe")
 	run_stdin pipe-file 2 "$pipe"
