@@ -42,8 +42,9 @@ rss_split() {
 	"$@" > /dev/null 2>&1 &
 	pid=$!
 	while kill -0 "$pid" 2> /dev/null; do
+		# the process may be gone by now: no status to read, done
 		read -r a f < <(awk '/^RssAnon/ { a = $2 } /^RssFile/ { f = $2 } END { print a + 0, f + 0 }' \
-			"/proc/$pid/status" 2> /dev/null)
+			"/proc/$pid/status" 2> /dev/null) || break
 		[ "${a:-0}" -gt "$ma" ] && ma=$a
 		[ "${f:-0}" -gt "$mf" ] && mf=$f
 		sleep 0.005
