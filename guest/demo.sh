@@ -10,6 +10,7 @@ fi
 perf refleak record -o /tmp/perf.data -- sh -c "
 	echo 'balanced 50' > $ctl
 	echo 'leak_ref 3' > $ctl
+	echo 'leak_all 3' > $ctl
 	echo 'free_no_put 2' > $ctl
 	echo 'put_no_free 4 kmalloc' > $ctl
 	echo 'percpu 5' > $ctl
@@ -18,7 +19,7 @@ perf refleak record -o /tmp/perf.data -- sh -c "
 	echo 'double_put 2 kmalloc' > $ctl
 	sleep 3"
 echo reclaim > "$ctl"
-perf refleak report -i /tmp/perf.data --min-age 0 -g > /out/report.txt 2>&1
+perf refleak report -i /tmp/perf.data -g > /out/report.txt 2>&1
 echo "report exit status: $?" >> /out/report.txt
 perf refleak report -i /tmp/perf.data --min-age 0 --json > /out/report.json 2>/dev/null
 cp /tmp/perf.data /out/perf.data

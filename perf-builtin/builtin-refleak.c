@@ -3,10 +3,12 @@
  * builtin-refleak.c
  *
  * perf refleak: correlate slab allocations and frees (kmem tracepoints) with
- * the final put of the refcount inside each object
- * (ref_trace:ref_trace_final_put, CONFIG_REF_TRACE) and report objects
- * freed with references left, put but never freed, never put, put after
- * free and put twice.  The correlation itself lives in util/refleak.c.
+ * the life cycle of the reference counters inside the objects
+ * (ref_trace:ref_trace_set, ref_trace_final_put and ref_trace_anomaly,
+ * CONFIG_REF_TRACE) and with process exits, and report leaked objects,
+ * objects put but never freed, puts after free, double puts and the other
+ * misuses refcount_t detects, each in a tier of evidence.  The correlation
+ * itself lives in util/refleak.c.
  */
 #include "builtin.h"
 
@@ -51,8 +53,14 @@
 #include <linux/time64.h>
 
 #define REFLEAK_PUT_TP		"ref_trace:ref_trace_final_put"
+#define REFLEAK_SET_TP		"ref_trace:ref_trace_set"
+#define REFLEAK_ANOMALY_TP	"ref_trace:ref_trace_anomaly"
 #define REFLEAK_PUT_SYS		"ref_trace"
 #define REFLEAK_PUT_NAME	"ref_trace_final_put"
+#define REFLEAK_SET_NAME	"ref_trace_set"
+#define REFLEAK_ANOMALY_NAME	"ref_trace_anomaly"
+/* seconds 'record -- <command>' goes on after the command, see rl_record() */
+#define REFLEAK_DEFAULT_SETTLE	"2"
 #define REFLEAK_KCONFIG		"CONFIG_REF_TRACE"
 
 /* exit statuses, see Documentation/perf-refleak.txt */
@@ -69,6 +77,8 @@ enum rl_ev_kind {
 	RL_EV_KFREE,
 	RL_EV_CACHE_FREE,
 	RL_EV_FINAL_PUT,
+	RL_EV_SET,
+	RL_EV_ANOMALY,
 	RL_EV_NR,
 	RL_EV_OTHER = RL_EV_NR,
 };
@@ -79,16 +89,19 @@ static const char * const ev_names[RL_EV_NR] = {
 	[RL_EV_KFREE]		= "kfree",
 	[RL_EV_CACHE_FREE]	= "kmem_cache_free",
 	[RL_EV_FINAL_PUT]	= "final_put",
+	[RL_EV_SET]		= "set",
+	[RL_EV_ANOMALY]		= "anomaly",
 };
 
 /* per evsel: event kind and the format fields, looked up once */
 struct rl_evsel_info {
 	struct evsel		*evsel;
 	enum rl_ev_kind		kind;
-	struct tep_format_field	*ptr;		/* ptr or obj */
+	struct tep_format_field	*ptr;		/* ptr, or ref: the counter */
 	struct tep_format_field	*call_site;	/* call_site or caller */
 	struct tep_format_field	*bytes_alloc;
-	struct tep_format_field	*name;		/* cache name or fn */
+	struct tep_format_field	*name;		/* cache name */
+	struct tep_format_field	*value;		/* set's count, anomaly's type */
 };
 
 #define RL_MAX_EVSELS	32
@@ -111,6 +124,7 @@ struct refleak_report {
 	u64			prev_round_offset;
 	u64			released;
 	bool			has_put_event;
+	bool			has_set_event;
 	bool			has_kmem_event;
 	bool			has_callchain;
 	/* options */
@@ -118,6 +132,7 @@ struct refleak_report {
 	const char		*sort_keys;
 	const char		*min_age_str;
 	bool			objects;
+	bool			all;
 	bool			callchain;
 	bool			json;
 	bool			fail_on_leak;
@@ -158,8 +173,13 @@ static struct rl_evsel_info *rl_evsel_info(struct refleak_report *rep, struct ev
 			info->kind = RL_EV_KFREE;
 		else if (!strcmp(tp->name, "kmem_cache_free"))
 			info->kind = RL_EV_CACHE_FREE;
-	} else if (!strcmp(tp->system, REFLEAK_PUT_SYS) && !strcmp(tp->name, REFLEAK_PUT_NAME)) {
-		info->kind = RL_EV_FINAL_PUT;
+	} else if (!strcmp(tp->system, REFLEAK_PUT_SYS)) {
+		if (!strcmp(tp->name, REFLEAK_PUT_NAME))
+			info->kind = RL_EV_FINAL_PUT;
+		else if (!strcmp(tp->name, REFLEAK_SET_NAME))
+			info->kind = RL_EV_SET;
+		else if (!strcmp(tp->name, REFLEAK_ANOMALY_NAME))
+			info->kind = RL_EV_ANOMALY;
 	}
 
 	switch (info->kind) {
@@ -178,11 +198,18 @@ static struct rl_evsel_info *rl_evsel_info(struct refleak_report *rep, struct ev
 		}
 		break;
 	case RL_EV_FINAL_PUT:
-		info->ptr = evsel__field(evsel, "obj");
+	case RL_EV_SET:
+	case RL_EV_ANOMALY:
+		/* "obj": the v4 series' name of the field */
+		info->ptr = evsel__field(evsel, "ref") ?: evsel__field(evsel, "obj");
 		info->call_site = evsel__field(evsel, "caller");
-		info->name = evsel__field(evsel, "fn");
-		if (!info->ptr) {
-			pr_warning("%s lacks the obj field, ignored\n", REFLEAK_PUT_TP);
+		if (info->kind == RL_EV_SET)
+			info->value = evsel__field(evsel, "count");
+		else if (info->kind == RL_EV_ANOMALY)
+			info->value = evsel__field(evsel, "type");
+		if (!info->ptr || (info->kind != RL_EV_FINAL_PUT && !info->value)) {
+			pr_warning("%s:%s lacks its ref/count/type fields, ignored\n",
+				   tp->system, tp->name);
 			info->kind = RL_EV_OTHER;
 		}
 		break;
@@ -299,6 +326,7 @@ static int process_sample_event(const struct perf_tool *tool,
 			.cache		= info->kind == RL_EV_KMALLOC ? REFLEAK_KMALLOC :
 					  rl_field_str(evsel, info->name, sample, name, sizeof(name)),
 			.cpu		= sample->cpu,
+			.pid		= sample->pid,
 		};
 		if (ev.ptr)	/* no stack interning for failed allocations */
 			ev.stack = rl_stack(rep, sample);
@@ -325,11 +353,31 @@ static int process_sample_event(const struct perf_tool *tool,
 			.time	= sample->time,
 			.obj	= rl_field(evsel, info->ptr, sample),
 			.caller	= rl_field(evsel, info->call_site, sample),
-			.fn	= NULL,
 			.stack	= rl_stack(rep, sample),
 			.cpu	= sample->cpu,
 		};
 		err = refleak__final_put(rep->rl, &ev);
+		break;
+	}
+	case RL_EV_SET: {
+		struct refleak_set_ev ev = {
+			.time	= sample->time,
+			.obj	= rl_field(evsel, info->ptr, sample),
+			.count	= (s64)rl_field(evsel, info->value, sample),
+			.caller	= rl_field(evsel, info->call_site, sample),
+		};
+		err = refleak__set(rep->rl, &ev);
+		break;
+	}
+	case RL_EV_ANOMALY: {
+		struct refleak_anomaly_ev ev = {
+			.time	= sample->time,
+			.obj	= rl_field(evsel, info->ptr, sample),
+			.type	= rl_field(evsel, info->value, sample),
+			.caller	= rl_field(evsel, info->call_site, sample),
+			.stack	= rl_stack(rep, sample),
+		};
+		err = refleak__anomaly(rep->rl, &ev);
 		break;
 	}
 	case RL_EV_OTHER:
@@ -371,6 +419,18 @@ static int process_lost_samples_event(const struct perf_tool *tool, union perf_e
 
 	rl_lost(rep, sample, event->lost_samples.lost);
 	return 0;
+}
+
+/* a process's last thread exited: its objects may now be judged as leaks */
+static int process_exit_event(const struct perf_tool *tool, union perf_event *event,
+			      struct perf_sample *sample, struct machine *machine)
+{
+	struct refleak_report *rep = container_of(tool, struct refleak_report, tool);
+
+	if (event->fork.pid == event->fork.tid &&
+	    refleak__exit(rep->rl, event->fork.pid, event->fork.time))
+		return -ENOMEM;
+	return perf_event__process_exit(tool, event, sample, machine);
 }
 
 /* release the input in steps of this size */
@@ -658,8 +718,12 @@ static void rl_print_class(struct refleak_report *rep, FILE *fp, enum refleak_cl
 	if (!rows)
 		return;
 	fputc('\n', fp);
-	color_fprintf(fp, PERF_COLOR_RED, "%s", refleak_class__name(class));
-	fprintf(fp, ": %" PRIu64 " objects, %s\n", st->class_count[class],
+	color_fprintf(fp, refleak_class__tier(class) == REFLEAK_TIER_POSSIBLE ?
+		      PERF_COLOR_YELLOW : PERF_COLOR_RED, "%s", refleak_class__name(class));
+	fprintf(fp, " [%s]: %" PRIu64 " %s, %s\n",
+		refleak_tier__name(refleak_class__tier(class)), st->class_count[class],
+		refleak_class__tier(class) == REFLEAK_TIER_DEFINITE &&
+		class != REFLEAK_FINAL_PUT_NOT_FREED ? "events" : "objects",
 		refleak_class__help(class));
 	fprintf(fp, "  %-48s %-24s %8s %10s %12s %7s %s\n", "Site", "Cache", "Count", "Bytes",
 		"Max age(ms)", "RefOff", "Notes");
@@ -677,7 +741,8 @@ static void rl_print_class(struct refleak_report *rep, FILE *fp, enum refleak_cl
 		else
 			snprintf(off, sizeof(off), "?");
 		fprintf(fp, "  %-48s %-24s %8" PRIu64 " %10" PRIu64 " %12.3f %7s",
-			rows[i].site, g->site->cache ?: "?", g->count, g->bytes,
+			rows[i].site, g->site->no_alloc ? "(no allocation seen)" :
+			g->site->cache ?: "?", g->count, g->bytes,
 			(double)g->max_age_ns / NSEC_PER_MSEC, off);
 		if (g->nr_inferred)
 			fprintf(fp, " %" PRIu64 " inferred", g->nr_inferred);
@@ -698,11 +763,17 @@ static void rl_print_header(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 	int c;
 
 	fprintf(fp, "# perf refleak report\n");
+	fprintf(fp, "# findings: definite %" PRIu64 ", likely leaks %" PRIu64
+		"; possible %" PRIu64 " (%s)\n", st->tier_count[REFLEAK_TIER_DEFINITE],
+		st->tier_count[REFLEAK_TIER_LIKELY], st->tier_count[REFLEAK_TIER_POSSIBLE],
+		rep->all ? "listed" : "listed with --all");
 	fprintf(fp, "# events: kmalloc %" PRIu64 ", kmem_cache_alloc %" PRIu64 ", kfree %" PRIu64
-		", kmem_cache_free %" PRIu64 ", final_put %" PRIu64 "\n",
+		", kmem_cache_free %" PRIu64 ", set %" PRIu64 ", final_put %" PRIu64
+		", anomaly %" PRIu64 ", process exits %" PRIu64 "\n",
 		rep->nr_events[RL_EV_KMALLOC], rep->nr_events[RL_EV_CACHE_ALLOC],
 		rep->nr_events[RL_EV_KFREE], rep->nr_events[RL_EV_CACHE_FREE],
-		rep->nr_events[RL_EV_FINAL_PUT]);
+		rep->nr_events[RL_EV_SET], rep->nr_events[RL_EV_FINAL_PUT],
+		rep->nr_events[RL_EV_ANOMALY], st->nr_exits);
 	fprintf(fp, "# duration: %.3f s\n",
 		st->last_ns > st->first_ns ? (double)(st->last_ns - st->first_ns) / NSEC_PER_SEC : 0.0);
 	if (st->nr_lost)
@@ -719,6 +790,8 @@ static void rl_print_header(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 	fprintf(fp, "# refcounted sites: %" PRIu64 " of %" PRIu64
 		", objects of other sites (not judged): %" PRIu64 "\n",
 		st->nr_refcounted_sites, st->nr_sites, st->nr_untracked);
+	fprintf(fp, "# counters set in no known allocation: %" PRIu64 ", revived: %" PRIu64 "\n",
+		st->nr_unmatched_set, st->nr_revived);
 	fprintf(fp, "# objects:");
 	for (c = REFLEAK_BALANCED; c >= 0; c--)
 		fprintf(fp, " %s %" PRIu64 "%s", refleak_class__name(c), st->class_count[c],
@@ -737,6 +810,10 @@ static void rl_print_header(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 			      "# cannot show: final puts (no %s event in the recording, kernel without "
 			      REFLEAK_KCONFIG " or 'record --kmem-only'): no verdict is possible\n",
 			      REFLEAK_PUT_TP);
+	else if (!rep->has_set_event)
+		color_fprintf(fp, PERF_COLOR_YELLOW,
+			      "# cannot show: counter births and anomalies (no %s event): only sites "
+			      "with a final put are judged\n", REFLEAK_SET_TP);
 	if (!rep->has_callchain)
 		fprintf(fp, "# cannot show: call stacks (recorded without callchains, -g)\n");
 	else if (rep->callchain == false)
@@ -827,7 +904,38 @@ static void rl_print_json(struct refleak_report *rep, FILE *fp)
 	for (c = 0; c < REFLEAK_NR_CLASSES; c++)
 		fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", refleak_class__name(c),
 			st->class_count[c]);
-	fprintf(fp, "}},\n \"classes\": {");
+	fprintf(fp, "},\n  \"tiers\": {");
+	for (c = 0; c < REFLEAK_TIER_NONE; c++)
+		fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", refleak_tier__name(c),
+			st->tier_count[c]);
+	fprintf(fp, "}},\n \"findings\": [");
+	first = 1;
+	for (c = 0; c < REFLEAK_BALANCED; c++) {
+		enum refleak_tier tier = refleak_class__tier(c);
+		struct rl_row *rows;
+		size_t nr = 0, i;
+
+		if (tier == REFLEAK_TIER_POSSIBLE && !rep->all)
+			continue;
+		rows = rl_rows(rep, c, &nr);
+		for (i = 0; i < nr; i++) {
+			struct refleak_group *g = rows[i].g;
+
+			fprintf(fp, "%s\n  {\"class\": \"%s\", \"tier\": \"%s\", \"site\": ",
+				first ? "" : ",", refleak_class__name(c), refleak_tier__name(tier));
+			first = 0;
+			json_str(fp, rows[i].site);
+			fprintf(fp, ", \"cache\": ");
+			json_str(fp, g->site->no_alloc ? "" : g->site->cache ?: "?");
+			fprintf(fp, ", \"count\": %" PRIu64 ", \"bytes\": %" PRIu64
+				", \"uncertain\": %" PRIu64, g->count, g->bytes, g->nr_uncertain);
+			if (rep->has_callchain)
+				json_stacks(rep, fp, g);
+			fprintf(fp, "}");
+		}
+		free(rows);
+	}
+	fprintf(fp, "%s],\n \"classes\": {", first ? "" : "\n ");
 	first = 1;
 	for (c = 0; c < REFLEAK_BALANCED; c++) {
 		struct rl_row *rows;
@@ -900,6 +1008,10 @@ static bool rl_scan_evlist(struct refleak_report *rep)
 			continue;
 		if (info->kind == RL_EV_FINAL_PUT)
 			rep->has_put_event = true;
+		else if (info->kind == RL_EV_SET)
+			rep->has_set_event = true;
+		else if (info->kind == RL_EV_ANOMALY)
+			;
 		else if (info->kind != RL_EV_OTHER)
 			rep->has_kmem_event = true;
 		if (info->kind != RL_EV_OTHER && (evsel->core.attr.sample_type & PERF_SAMPLE_CALLCHAIN))
@@ -945,18 +1057,23 @@ static int rl_report(int argc, const char **argv)
 		.input_name	= "perf.data",
 		.sort_keys	= "count,bytes",
 	};
+	unsigned int min_repeat = REFLEAK_DEFAULT_MIN_REPEAT;
 	const struct option options[] = {
 	OPT_STRING('i', "input", &rep.input_name, "file", "input file name, '-' for stdin"),
 	OPT_STRING('s', "sort", &rep.sort_keys, "key[,key2...]",
 		   "sort groups by: site, count, bytes, age (default: count,bytes)"),
 	OPT_BOOLEAN(0, "objects", &rep.objects, "list individual suspicious objects"),
+	OPT_BOOLEAN('a', "all", &rep.all,
+		    "also list possible findings: outstanding objects, frees without final put"),
 	OPT_BOOLEAN('g', "callchain", &rep.callchain,
 		    "show alloc/put/free call stacks per site, folded with counts"),
 	OPT_BOOLEAN(0, "json", &rep.json, "JSON output"),
 	OPT_BOOLEAN(0, "fail-on-leak", &rep.fail_on_leak,
-		    "exit with status 3 if any suspicious object is found"),
+		    "exit with status 3 if any definite or likely finding is made"),
 	OPT_STRING(0, "min-age", &rep.min_age_str, "ms",
-		   "final_put_not_freed only for puts at least that old at the end (default 1000)"),
+		   "age before the end for final_put_not_freed and likely_leak (default 1000)"),
+	OPT_UINTEGER(0, "min-repeat", &min_repeat,
+		     "likely_leak: objects left by one allocation stack (default 2)"),
 	OPT_STRING('k', "vmlinux", &symbol_conf.vmlinux_name, "file",
 		   "vmlinux of the recorded kernel, for symbols"),
 	OPT_STRING(0, "kallsyms", &symbol_conf.kallsyms_name, "file",
@@ -1002,6 +1119,7 @@ static int rl_report(int argc, const char **argv)
 		cfg.min_age_ns = (u64)(ms * NSEC_PER_MSEC);
 	}
 	cfg.keep_objects = rep.objects || rep.json;
+	cfg.min_repeat = min_repeat ?: 1;
 
 	rep.rl = refleak__new(&cfg);
 	if (!rep.rl) {
@@ -1016,6 +1134,8 @@ static int rl_report(int argc, const char **argv)
 	rep.tool.mmap		= perf_event__process_mmap;
 	rep.tool.mmap2		= perf_event__process_mmap2;
 	rep.tool.comm		= perf_event__process_comm;
+	rep.tool.fork		= perf_event__process_fork;
+	rep.tool.exit		= process_exit_event;
 	rep.tool.ksymbol	= perf_event__process_ksymbol;
 	rep.tool.attr		= perf_event__process_attr;
 	rep.tool.tracing_data	= perf_event__process_tracing_data;
@@ -1099,8 +1219,7 @@ static int rl_report(int argc, const char **argv)
 
 	refleak__finish(rep.rl, rep.last_time);
 	st = refleak__stats(rep.rl);
-	for (c = 0; c < REFLEAK_BALANCED; c++)
-		nr_suspicious += st->class_count[c];
+	nr_suspicious = st->tier_count[REFLEAK_TIER_DEFINITE] + st->tier_count[REFLEAK_TIER_LIKELY];
 
 	if (!rep.has_put_event)
 		pr_warning("perf refleak: no %s event in %s: final puts cannot be known "
@@ -1113,9 +1232,10 @@ static int rl_report(int argc, const char **argv)
 		setup_pager();
 		rl_print_header(&rep, stdout, cfg.min_age_ns);
 		for (c = 0; c < REFLEAK_BALANCED; c++)
-			rl_print_class(&rep, stdout, c);
+			if (rep.all || refleak_class__tier(c) != REFLEAK_TIER_POSSIBLE)
+				rl_print_class(&rep, stdout, c);
 		if (!nr_suspicious)
-			fprintf(stdout, "\nno suspicious objects\n");
+			fprintf(stdout, "\nno definite or likely finding\n");
 	}
 	fflush(stdout);
 
@@ -1179,24 +1299,36 @@ static int rl_record(int argc, const char **argv)
 	static const char * const kmem_tps[] = {
 		"kmem:kmalloc", "kmem:kmem_cache_alloc", "kmem:kfree", "kmem:kmem_cache_free",
 	};
+	static const char * const life_tps[] = { REFLEAK_SET_TP, REFLEAK_ANOMALY_TP, };
+	const char *settle = REFLEAK_DEFAULT_SETTLE;
 	const char **rec_argv;
 	bool kmem_only = false;
-	int i, j, rec_argc;
+	int i, j, rec_argc, cmd = 0;
 	size_t t;
 
-	/* our own option, everything else goes to perf record */
+	/* our own options, everything else goes to perf record */
 	for (i = 1, j = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
+			cmd = j;
 			for (; i < argc; i++)
 				argv[j++] = argv[i];
 			break;
 		}
-		if (!strcmp(argv[i], "--kmem-only"))
+		if (!strcmp(argv[i], "--kmem-only")) {
 			kmem_only = true;
-		else
+		} else if (!strncmp(argv[i], "--settle=", 9)) {
+			settle = argv[i] + 9;
+		} else if (!strcmp(argv[i], "--settle") && i + 1 < argc) {
+			settle = argv[++i];
+		} else {
 			argv[j++] = argv[i];
+		}
 	}
 	argc = j;
+	if (strspn(settle, "0123456789.") != strlen(settle) || !*settle) {
+		pr_err("perf refleak record: invalid --settle '%s' (seconds)\n", settle);
+		return RL_EXIT_FATAL;
+	}
 
 	for (t = 0; t < ARRAY_SIZE(kmem_tps); t++) {
 		if (!is_valid_tracepoint(kmem_tps[t])) {
@@ -1213,7 +1345,7 @@ static int rl_record(int argc, const char **argv)
 		return RL_EXIT_FATAL;
 	}
 
-	rec_argv = calloc(argc + 32, sizeof(char *));
+	rec_argv = calloc(argc + 40, sizeof(char *));
 	if (!rec_argv)
 		return -ENOMEM;
 	rec_argc = 0;
@@ -1240,9 +1372,34 @@ static int rl_record(int argc, const char **argv)
 	if (!kmem_only) {
 		rec_argv[rec_argc++] = "-e";
 		rec_argv[rec_argc++] = REFLEAK_PUT_TP;
+		for (t = 0; t < ARRAY_SIZE(life_tps); t++) {
+			if (!is_valid_tracepoint(life_tps[t])) {
+				pr_warning("perf refleak: %s not found (a kernel with the v4 series): "
+					   "only sites with a final put can be judged\n",
+					   life_tps[t]);
+				continue;
+			}
+			rec_argv[rec_argc++] = "-e";
+			rec_argv[rec_argc++] = life_tps[t];
+		}
 	}
-	for (i = 1; i < argc; i++)
+	/*
+	 * Keep recording for a while after the command and its children
+	 * exited, so that the frees they leave to RCU and to workqueues land
+	 * in the recording before objects are judged: the command runs under
+	 * a shell that sleeps after it and exits with its status.
+	 */
+	for (i = 1; i < argc; i++) {
+		if (i == cmd && strtod(settle, NULL) > 0 && cmd + 1 < argc) {
+			rec_argv[rec_argc++] = "--";
+			rec_argv[rec_argc++] = "/bin/sh";
+			rec_argv[rec_argc++] = "-c";
+			rec_argv[rec_argc++] = "\"$@\"; s=$?; sleep \"$0\"; exit $s";
+			rec_argv[rec_argc++] = settle;
+			continue;
+		}
 		rec_argv[rec_argc++] = argv[i];
+	}
 	rec_argv[rec_argc] = NULL;
 
 	if (verbose > 0) {

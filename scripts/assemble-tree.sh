@@ -14,6 +14,13 @@ src=$("$TOP/scripts/fetch-source.sh")
 stamp=$TREE/.git/refleak-inputs
 want=$(inputs_hash kernel/series $(cd "$TOP" && ls kernel/*.patch 2>/dev/null) perf-builtin Documentation tests/shell scripts/assemble-tree.sh)
 
+# A tree left with local edits (an interrupted 'make realbugs', which
+# patches it for a while) must never be built as it is.
+if [ -f "$stamp" ] && [ -n "$(git -C "$TREE" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+	log "discarding local edits in $TREE"
+	git -C "$TREE" checkout -q -f HEAD -- .
+fi
+
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 	echo "$TREE"
 	exit 0

@@ -50,6 +50,17 @@ fi
 "$TOP/scripts/build-perf.sh" > "$logs/build-perf.log" 2>&1
 perf_rc=$?
 judge_strict build:perf $perf_rc "$logs/build-perf.log"
+# the engine's unit tests, on the host (the guest runs them again)
+if [ $perf_rc -eq 0 ]; then
+	"$BUILD/perf" test -v "refleak correlation engine" > "$logs/host-perf-test.log" 2>&1
+	n=$(grep -cE '^ *[0-9]+\.[0-9]+: .*: Ok$' "$logs/host-perf-test.log")
+	if [ "$n" -gt 0 ] && ! grep -qE ': FAILED!|: Skip' "$logs/host-perf-test.log"; then
+		pass "host:perf-test-engine ($n subtests)"
+	else
+		fail host:perf-test-engine "see $logs/host-perf-test.log"
+		grep -E 'FAILED|Skip' "$logs/host-perf-test.log" | head | sed 's/^/    /'
+	fi
+fi
 # perf refleak report on the committed golden fixtures (nothing booted)
 if [ $perf_rc -eq 0 ] && [ -f "$TOP/tests/host/golden.sh" ]; then
 	bash "$TOP/tests/host/golden.sh" "$BUILD/perf" > "$logs/golden.log" 2>&1
@@ -66,8 +77,9 @@ fi
 # 4. the guest
 out=$BUILD/guest-check
 "$TOP/scripts/make-initramfs.sh" > "$logs/initramfs.log" 2>&1 &&
+bins=$("$TOP/scripts/build-guest-bins.sh" 2>>"$logs/initramfs.log") &&
 "$TOP/scripts/run-guest.sh" "$TOP/guest/check.sh" "$out" \
-	$(ls "$TOP"/kernel/tests/*.sh 2>/dev/null) > "$logs/guest.log" 2>&1
+	$(ls "$TOP"/kernel/tests/*.sh 2>/dev/null) $bins > "$logs/guest.log" 2>&1
 rc=$?
 judge_strict guest:boot $rc "$logs/guest.log"
 [ $rc -eq 0 ] || finish
@@ -108,6 +120,26 @@ for n in tracepoint; do
 		skip "guest:$n" "no guest check script for it yet (kernel/tests/)"
 	fi
 done
+
+# The balanced real workload: no definite and no likely finding, and
+# --fail-on-leak exits 0 (the report runs here, on the guest's recording).
+if [ -f "$out/balanced-record.rc" ]; then
+	if [ "$(cat "$out/balanced-record.rc")" = 0 ]; then
+		"$BUILD/perf" refleak report -i "$out/balanced.data" --kallsyms "$out/kallsyms" \
+			--fail-on-leak -g > "$logs/balanced-report.log" 2>&1
+		rc=$?
+		if [ $rc -eq 0 ]; then
+			pass "guest:balanced-workload ($(grep -o '[0-9]* iterations in [0-9.]* s' "$out/balanced-record.log" | tail -n 1); $(sed -n 's/^# findings: //p' "$logs/balanced-report.log"))"
+		else
+			fail guest:balanced-workload "report --fail-on-leak exited $rc, see $logs/balanced-report.log"
+			head -n 40 "$logs/balanced-report.log" | sed 's/^/    /'
+		fi
+	else
+		fail guest:balanced-workload "recording failed: $(tail -n 3 "$out/balanced-record.log")"
+	fi
+else
+	fail guest:balanced-workload "the guest did not run it (guest/workload/balanced.c not built?)"
+fi
 
 # perf test refleak in the guest: every test it selects must pass.
 log=$out/perf-test-refleak.log

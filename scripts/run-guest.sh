@@ -29,7 +29,7 @@ log "booting the guest ($(basename "$script"), timeout ${timeout_s}s)"
 rc=0
 timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg -cpu max -smp "${GUEST_CPUS:-2}" -m "${GUEST_MEM:-3G}" \
-	-kernel "$BUILD/bzImage" -initrd "$stage/initrd" \
+	-kernel "${BZIMAGE:-$BUILD/bzImage}" -initrd "$stage/initrd" \
 	-append "console=ttyS0 panic=-1 loglevel=4 slab_nomerge ${GUEST_CMDLINE:-}" \
 	-drive file="$stage/disk.img",format=raw,if=virtio \
 	-nographic -no-reboot -monitor none -serial "file:$console" \

@@ -1,22 +1,25 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Guest-side check of the ref_trace:ref_trace_final_put tracepoint against
-# the test_refleak driver (lib/test_refleak.c).  POSIX sh, busybox friendly,
-# run as root with perf on PATH.
+# Guest-side check of the ref_trace events against the test_refleak driver
+# (lib/test_refleak.c).  POSIX sh, busybox friendly, run as root with perf
+# on PATH.
 #
-#  1. perf list must show ref_trace:ref_trace_final_put;
-#  2. perf record -a the tracepoint while "balanced 5" runs in the driver;
-#  3. among the recorded events, those whose obj is one of the ref= addresses
-#     in /sys/kernel/debug/test_refleak/objects must be exactly one per
-#     object (5 in all), each with fn=refcount_dec_and_test.  Final puts
-#     elsewhere in the system are ignored: only obj decides.
+#  1. perf list must show ref_trace:ref_trace_final_put, _set and _anomaly;
+#  2. perf record -a the three while "balanced 5" then "double_put 1" run in
+#     the driver;
+#  3. for each ref= address in /sys/kernel/debug/test_refleak/objects of
+#     the balanced objects: exactly one ref_trace_set (count=1,
+#     kind=refcount) and one ref_trace_final_put (kind=refcount), and for
+#     the double_put object one final put and one ref_trace_anomaly
+#     type=sub_uaf.  Events elsewhere in the system are ignored: only the
+#     ref address decides.
 #
 # Exit: 0 pass, 1 fail (reason printed), 2 skip (reason printed).
 
 EVENT=ref_trace:ref_trace_final_put
+EVENTS="-e ref_trace:ref_trace_set -e ref_trace:ref_trace_final_put -e ref_trace:ref_trace_anomaly"
 N=5
-FN=refcount_dec_and_test
 DBG=/sys/kernel/debug
 DIR=$DBG/test_refleak
 TMP=${TMPDIR:-/tmp}/tracepoint-check.$$
@@ -35,79 +38,100 @@ fi
 [ -e "$DIR/control" ] ||
 	skip "test_refleak driver absent ($DIR/control missing, CONFIG_TEST_REFLEAK)"
 
-if ! perf list 2>/dev/null | grep -q "$EVENT"; then
+perf list 2>/dev/null >"$TMP.list"
+if ! grep -q "$EVENT" "$TMP.list"; then
 	for t in /sys/kernel/tracing "$DBG/tracing"; do
 		[ -d "$t/events/ref_trace/ref_trace_final_put" ] &&
 			fail "$EVENT exists in $t but perf list does not show it"
 	done
 	skip "tracepoint $EVENT absent (CONFIG_REF_TRACE)"
 fi
+for e in ref_trace:ref_trace_set ref_trace:ref_trace_anomaly; do
+	grep -q "$e" "$TMP.list" || fail "$EVENT exists but $e does not (series v4 kernel?)"
+done
 
 rm -f "$DATA"
-perf record -q -e "$EVENT" -a -o "$DATA" -- \
-	sh -c "echo 'balanced $N' > $DIR/control" >"$TMP.rec" 2>&1 ||
+# shellcheck disable=SC2086
+perf record -q $EVENTS -a -o "$DATA" -- \
+	sh -c "echo 'balanced $N' > $DIR/control && cat $DIR/objects > $TMP.objs &&
+	       echo 'double_put 1' > $DIR/control" >"$TMP.rec" 2>&1 ||
 	fail "perf record failed: $(cat "$TMP.rec")"
 [ -s "$DATA" ] || fail "perf record wrote no data to $DATA"
 
-# the ref= addresses of the objects of the last command
-awk '$1 == "balanced" {
-	for (i = 1; i <= NF; i++)
-		if ($i ~ /^ref=/)
-			print substr($i, 5)
-}' "$DIR/objects" >"$TMP.refs" || fail "cannot read $DIR/objects"
-nrefs=$(grep -c . "$TMP.refs")
+# the ref= addresses of the objects of each command
+DIR_OBJS=$DIR/objects
+awk '$1 == "balanced" { for (i = 1; i <= NF; i++) if ($i ~ /^ref=/) print "balanced", substr($i, 5) }' \
+	"$TMP.objs" >"$TMP.refs" || fail "cannot read the objects of balanced"
+awk '$1 == "double_put" { for (i = 1; i <= NF; i++) if ($i ~ /^ref=/) print "double_put", substr($i, 5) }' \
+	"$DIR_OBJS" >>"$TMP.refs" || fail "cannot read $DIR_OBJS"
+nrefs=$(grep -c '^balanced' "$TMP.refs")
 [ "$nrefs" -eq "$N" ] ||
-	fail "$DIR/objects lists $nrefs balanced objects, expected $N"
+	fail "the driver lists $nrefs balanced objects, expected $N"
+grep -q '^double_put' "$TMP.refs" || fail "the driver lists no double_put object"
 
 perf script -i "$DATA" >"$TMP.txt" 2>"$TMP.err" ||
 	fail "perf script failed: $(cat "$TMP.err")"
-total=$(grep -c "ref_trace_final_put" "$TMP.txt")
+total=$(grep -c "ref_trace_" "$TMP.txt")
 
-awk -v n="$N" -v fn_want="$FN" '
+awk -v n="$N" '
 function norm(v) {
 	v = tolower(v)
 	sub(/^0x/, "", v)
 	sub(/^0+/, "", v)
 	return v
 }
+function field(name,    i) {
+	for (i = 1; i <= NF; i++)
+		if (index($i, name "=") == 1)
+			return substr($i, length(name) + 2)
+	return ""
+}
 # Freed addresses are often reused by the next object: expect as many
 # events for an address as the objects file lists it.
 FNR == NR {
-	expect[norm($1)]++
-	want[norm($1)] = 0
+	r = norm($2)
+	sc[r] = $1
+	objs[r]++
 	next
 }
-/ref_trace_final_put/ {
-	obj = ""
-	fn = ""
-	caller = ""
-	for (i = 1; i <= NF; i++) {
-		if ($i ~ /^obj=/)
-			obj = norm(substr($i, 5))
-		else if ($i ~ /^fn=/)
-			fn = substr($i, 4)
-		else if ($i ~ /^caller=/)
-			caller = substr($i, 8)
-	}
-	if (!(obj in want))
+/ref_trace_(set|final_put|anomaly):/ {
+	r = norm(field("ref"))
+	if (!(r in sc))
 		next
-	want[obj]++
-	matched++
-	if (fn != fn_want) {
-		printf "obj=0x%s: fn=%s, expected %s\n", obj, fn, fn_want
-		bad = 1
-	}
-	if (caller !~ /^test_refleak_balanced/)
-		printf "note: obj=0x%s: caller=%s\n", obj, caller
-}
-END {
-	for (o in want)
-		if (want[o] != expect[o]) {
-			printf "obj=0x%s: %d events, expected %d\n", o, want[o], expect[o]
+	if ($0 ~ /ref_trace_set:/) {
+		sets[r]++
+		if (field("count") != "1" || field("kind") != "refcount") {
+			printf "ref=0x%s: set with count=%s kind=%s\n", r, field("count"), field("kind")
 			bad = 1
 		}
-	if (matched != n) {
-		printf "%d events for the driver objects, expected %d\n", matched, n
+	} else if ($0 ~ /ref_trace_final_put:/) {
+		puts[r]++
+		if (field("kind") != "refcount") {
+			printf "ref=0x%s: final put kind=%s\n", r, field("kind")
+			bad = 1
+		}
+		if (sc[r] == "balanced" && field("caller") !~ /^test_refleak_balanced/)
+			printf "note: ref=0x%s: caller=%s\n", r, field("caller")
+	} else {
+		anomalies[r]++
+		if (field("type") != "sub_uaf") {
+			printf "ref=0x%s: anomaly type=%s, expected sub_uaf\n", r, field("type")
+			bad = 1
+		}
+	}
+}
+END {
+	for (r in sc) {
+		want_anomaly = sc[r] == "double_put" ? objs[r] : 0
+		if (sets[r] != objs[r] || puts[r] != objs[r] || anomalies[r] != want_anomaly) {
+			printf "ref=0x%s (%s): %d set, %d final put, %d anomaly; expected %d, %d, %d\n",
+			       r, sc[r], sets[r], puts[r], anomalies[r], objs[r], objs[r], want_anomaly
+			bad = 1
+		}
+		matched += puts[r]
+	}
+	if (matched != n + 1) {
+		printf "%d final puts for the driver objects, expected %d\n", matched, n + 1
 		bad = 1
 	}
 	exit bad
@@ -115,5 +139,5 @@ END {
 rc=$?
 cat "$TMP.out"
 [ "$rc" -eq 0 ] ||
-	fail "$EVENT did not report the $N balanced objects ($total events recorded in all)"
-pass "$N final puts with fn=$FN for the $N objects ($total events recorded in all)"
+	fail "the ref_trace events did not match the driver's objects ($total events recorded in all)"
+pass "$N balanced objects: one set and one final put each; double_put: final put + sub_uaf anomaly ($total events in all)"

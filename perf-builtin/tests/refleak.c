@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests of the 'perf refleak' correlation engine (util/refleak.c):
- * synthetic alloc / free / final put sequences, one per verdict class and
- * per tricky case (address reuse, cross-CPU ordering, objects allocated
- * before the recording, refcount offsets, NULL allocations, lost events).
+ * synthetic alloc / free / set / final put / anomaly / exit sequences, one
+ * per verdict class and per tricky case (address reuse, cross-CPU ordering,
+ * objects allocated before the recording, refcount offsets, NULL
+ * allocations, lost events), and the ranking rules of the tiers.
  */
 #include <linux/compiler.h>
 #include <linux/kernel.h>
@@ -54,9 +55,33 @@ static int ev_free(struct refleak *rl, u64 t, u64 ptr, const char *cache, u32 st
 static int ev_put(struct refleak *rl, u64 t, u64 obj, u32 stack)
 {
 	struct refleak_put_ev ev = {
-		.time = t, .obj = obj, .fn = "refcount_dec_and_test", .stack = stack,
+		.time = t, .obj = obj, .stack = stack,
 	};
 	return refleak__final_put(rl, &ev);
+}
+
+static int ev_alloc_pid(struct refleak *rl, u64 t, u64 ptr, u64 site, u32 stack, int pid)
+{
+	struct refleak_alloc_ev ev = {
+		.time = t, .ptr = ptr, .bytes_alloc = 128, .call_site = site,
+		.cache = site == SITE_N ? NULL : "c", .stack = stack, .pid = pid,
+	};
+	return refleak__alloc(rl, &ev);
+}
+
+static int ev_set(struct refleak *rl, u64 t, u64 obj, s64 count)
+{
+	struct refleak_set_ev ev = { .time = t, .obj = obj, .count = count, };
+
+	return refleak__set(rl, &ev);
+}
+
+static int ev_anomaly(struct refleak *rl, u64 t, u64 obj, enum refleak_anomaly type,
+		      u64 caller)
+{
+	struct refleak_anomaly_ev ev = { .time = t, .obj = obj, .type = type, .caller = caller, };
+
+	return refleak__anomaly(rl, &ev);
 }
 
 static const struct refleak_stats *finish(struct refleak *rl, u64 end)
@@ -132,7 +157,7 @@ static int test__refleak_classes(struct test_suite *test __maybe_unused, int sub
 	/* final_put_not_freed: put long before the end, never freed */
 	ev_alloc(rl, now += MS, 0x40000, 128, SITE_A, "c", 0);
 	ev_put(rl, now += MS, 0x40008, 0);
-	/* live_no_final_put: allocated, never put, never freed */
+	/* outstanding: allocated, never put, never freed */
 	ev_alloc(rl, now += MS, 0x50000, 128, SITE_A, "c", 0);
 	/* put_after_free */
 	ev_alloc(rl, now += MS, 0x60000, 128, SITE_A, "c", 0);
@@ -152,7 +177,7 @@ static int test__refleak_classes(struct test_suite *test __maybe_unused, int sub
 	TEST_ASSERT_VAL("freed_without_final_put",
 			st->class_count[REFLEAK_FREED_WITHOUT_FINAL_PUT] == 1);
 	TEST_ASSERT_VAL("final_put_not_freed", st->class_count[REFLEAK_FINAL_PUT_NOT_FREED] == 1);
-	TEST_ASSERT_VAL("live_no_final_put", st->class_count[REFLEAK_LIVE_NO_FINAL_PUT] == 1);
+	TEST_ASSERT_VAL("outstanding", st->class_count[REFLEAK_OUTSTANDING] == 1);
 	TEST_ASSERT_VAL("put_after_free", st->class_count[REFLEAK_PUT_AFTER_FREE] == 1);
 	TEST_ASSERT_VAL("double_put", st->class_count[REFLEAK_DOUBLE_PUT] == 1);
 	TEST_ASSERT_VAL("pending free (min-age)", st->nr_pending_free == 1);
@@ -168,7 +193,7 @@ static int test__refleak_classes(struct test_suite *test __maybe_unused, int sub
 	g = only_group(rl, REFLEAK_DOUBLE_PUT);
 	TEST_ASSERT_VAL("double put age", g && g->max_age_ns == 4 * MS);
 	TEST_ASSERT_VAL("double put object", g->nr_objects == 1 && g->objects[0].addr == 0x70000);
-	g = only_group(rl, REFLEAK_LIVE_NO_FINAL_PUT);
+	g = only_group(rl, REFLEAK_OUTSTANDING);
 	TEST_ASSERT_VAL("lnfp object", g && g->nr_objects == 1 &&
 			g->objects[0].addr == 0x50000 && !g->objects[0].free_ns);
 	ret = TEST_OK;
@@ -391,7 +416,7 @@ static int test__refleak_offsets(struct test_suite *test __maybe_unused, int sub
 	ev_put(rl, T0 + 5 * MS, 0x3010, 0);
 	ev_alloc(rl, T0 + 6 * MS, 0x4000, 64, SITE_A, "c", 0);
 	st = finish(rl, T0 + 10 * SEC);
-	g = only_group(rl, REFLEAK_LIVE_NO_FINAL_PUT);
+	g = only_group(rl, REFLEAK_OUTSTANDING);
 	TEST_ASSERT_VAL("mixed offsets", g && g->site->offset_mixed);
 	TEST_ASSERT_VAL("fpnf", st->class_count[REFLEAK_FINAL_PUT_NOT_FREED] == 1);
 	refleak__delete(rl);
@@ -440,7 +465,7 @@ static int test__refleak_null(struct test_suite *test __maybe_unused, int subtes
 	ev_free(rl, T0 + 6 * MS, 0, NULL, 0);				/* kfree(NULL) */
 	st = finish(rl, T0 + 10 * SEC);
 	TEST_ASSERT_VAL("ignored", st->nr_ignored_alloc == 2);
-	TEST_ASSERT_VAL("no live object", st->class_count[REFLEAK_LIVE_NO_FINAL_PUT] == 0);
+	TEST_ASSERT_VAL("no live object", st->class_count[REFLEAK_OUTSTANDING] == 0);
 	TEST_ASSERT_VAL("nothing suspicious", nr_suspicious(st) == 0);
 	TEST_ASSERT_VAL("no unmatched free", st->nr_unmatched_free == 0);
 	refleak__delete(rl);
@@ -470,7 +495,7 @@ static int test__refleak_lost(struct test_suite *test __maybe_unused, int subtes
 	st = finish(rl, T0 + 10 * SEC);
 	TEST_ASSERT_VAL("lost counted", st->nr_lost == 5);
 	TEST_ASSERT_VAL("one uncertain", st->nr_uncertain == 1);
-	g = only_group(rl, REFLEAK_LIVE_NO_FINAL_PUT);
+	g = only_group(rl, REFLEAK_OUTSTANDING);
 	TEST_ASSERT_VAL("uncertain live", g && g->nr_uncertain == 1 && g->objects[0].uncertain);
 	g = only_group(rl, REFLEAK_FREED_WITHOUT_FINAL_PUT);
 	TEST_ASSERT_VAL("certain freed", g && g->count == 2 && g->nr_uncertain == 0);
@@ -522,7 +547,7 @@ static int test__refleak_stacks(struct test_suite *test __maybe_unused, int subt
 	for (i = 0; i < 5; i++)	/* 5 leaks, 4 from stack 1, 1 from stack 2 */
 		ev_alloc(rl, T0 + 10 + i, 0x1000 + i * 0x100, 64, SITE_A, "c", i ? id1 : id2);
 	finish(rl, T0 + 10 * SEC);
-	g = only_group(rl, REFLEAK_LIVE_NO_FINAL_PUT);
+	g = only_group(rl, REFLEAK_OUTSTANDING);
 	TEST_ASSERT_VAL("group", g && g->count == 5 && g->bytes == 5 * 64);
 	TEST_ASSERT_VAL("objects bounded", g->nr_objects == 2 && g->objects_dropped == 3);
 	sc = refleak_group__stacks(g, REFLEAK_STACK_ALLOC, &n);
@@ -564,7 +589,7 @@ static int test__refleak_cache_evidence(struct test_suite *test __maybe_unused,
 	ev_alloc(rl, T0 + 9 * MS, 0x5000, 64, SITE_N, NULL, 0);
 	st = finish(rl, T0 + 5 * SEC);
 
-	live = only_group(rl, REFLEAK_LIVE_NO_FINAL_PUT);
+	live = only_group(rl, REFLEAK_OUTSTANDING);
 	freed = only_group(rl, REFLEAK_FREED_WITHOUT_FINAL_PUT);
 	if (!live || live->site->call_site != SITE_B || live->count != 1 ||
 	    !live->site->by_cache || live->site->ref_offset != 24) {
@@ -585,6 +610,183 @@ out:
 	return ret;
 }
 
+#define SITE_L	0xffffffff81004000ULL	/* every object leaks, never a final put */
+
+/*
+ * Likely leaks: objects whose counter was born and never reached zero,
+ * allocated by a process that exited at least min-age (1 s) before the end,
+ * at least min-repeat (2) of them per allocation stack.  Everything else
+ * live is only outstanding.
+ */
+static int test__refleak_likely(struct test_suite *test __maybe_unused,
+				int subtest __maybe_unused)
+{
+	struct refleak *rl = new_engine(true);
+	const struct refleak_stats *st;
+	struct refleak_group *g;
+	u64 now = T0, end = T0 + 10 * SEC;
+	int i;
+
+	TEST_ASSERT_VAL("engine", rl);
+	/* pid 100: three objects from stack 1, then exits: a likely leak */
+	for (i = 0; i < 3; i++) {
+		ev_alloc_pid(rl, now += MS, 0x10000 + i * 0x1000, SITE_L, 1, 100);
+		ev_set(rl, now += MS, 0x10000 + i * 0x1000 + 8, 1);
+	}
+	refleak__exit(rl, 100, now += MS);
+	/* pid 200 still runs: in use, outstanding */
+	ev_alloc_pid(rl, now += MS, 0x20000, SITE_L, 1, 200);
+	ev_set(rl, now += MS, 0x20008, 1);
+	/* pid 300 exited, one object from its stack: outstanding (min-repeat) */
+	ev_alloc_pid(rl, now += MS, 0x30000, SITE_L, 2, 300);
+	ev_set(rl, now += MS, 0x30008, 1);
+	refleak__exit(rl, 300, now += MS);
+	/* pid 400 exited 0.5 s before the end: not settled, outstanding */
+	ev_alloc_pid(rl, now += MS, 0x40000, SITE_L, 3, 400);
+	ev_alloc_pid(rl, now += MS, 0x41000, SITE_L, 3, 400);
+	ev_set(rl, now += MS, 0x40008, 1);
+	ev_set(rl, now += MS, 0x41008, 1);
+	refleak__exit(rl, 400, end - 500 * MS);
+	/* pid 500 exited, objects never born and the site never refcounted */
+	ev_alloc_pid(rl, now += MS, 0x50000, SITE_N, 4, 500);
+	ev_alloc_pid(rl, now += MS, 0x51000, SITE_N, 4, 500);
+	refleak__exit(rl, 500, now += MS);
+
+	st = finish(rl, end);
+	g = only_group(rl, REFLEAK_LIKELY_LEAK);
+	TEST_ASSERT_VAL("likely group at the leaking site", g && g->site->call_site == SITE_L);
+	TEST_ASSERT_VAL("three likely leaks", g->count == 3 && g->nr_born == 3);
+	TEST_ASSERT_VAL("likely tier", st->tier_count[REFLEAK_TIER_LIKELY] == 3);
+	TEST_ASSERT_VAL("no definite", st->tier_count[REFLEAK_TIER_DEFINITE] == 0);
+	TEST_ASSERT_VAL("outstanding: in use, single, unsettled",
+			st->class_count[REFLEAK_OUTSTANDING] == 4);
+	TEST_ASSERT_VAL("unborn objects of an unknown site are not judged",
+			st->nr_untracked == 2);
+	TEST_ASSERT_VAL("exits", st->nr_exits == 4);
+	TEST_ASSERT_VAL("site learned from births", g->site->offset_known &&
+			g->site->ref_offset == 8);
+	refleak__delete(rl);
+
+	/* --min-repeat 1: the single object of pid 300 becomes likely too */
+	{
+		struct refleak_config cfg;
+
+		refleak_config__init(&cfg);
+		cfg.min_repeat = 1;
+		rl = refleak__new(&cfg);
+		TEST_ASSERT_VAL("engine", rl);
+		ev_alloc_pid(rl, T0, 0x30000, SITE_L, 2, 300);
+		ev_set(rl, T0 + MS, 0x30008, 1);
+		refleak__exit(rl, 300, T0 + 2 * MS);
+		st = finish(rl, end);
+		TEST_ASSERT_VAL("min-repeat 1", st->class_count[REFLEAK_LIKELY_LEAK] == 1);
+		refleak__delete(rl);
+	}
+	return TEST_OK;
+}
+
+/* refcount_t's own checks: definite findings, with or without an allocation */
+static int test__refleak_anomalies(struct test_suite *test __maybe_unused,
+				   int subtest __maybe_unused)
+{
+	struct refleak *rl = new_engine(true);
+	const struct refleak_stats *st;
+	struct refleak_group *g;
+	u64 now = T0;
+
+	TEST_ASSERT_VAL("engine", rl);
+	/* double put: zero, then a put on zero, then freed */
+	ev_alloc(rl, now += MS, 0x10000, 128, SITE_A, "c", 0);
+	ev_set(rl, now += MS, 0x10008, 1);
+	ev_put(rl, now += MS, 0x10008, 0);
+	ev_anomaly(rl, now += 2 * MS, 0x10008, REFLEAK_ANOMALY_SUB_UAF, SITE_A + 1);
+	ev_free(rl, now += MS, 0x10000, "c", 0);
+	/* put after free: final put, free, then a put on the freed object */
+	ev_alloc(rl, now += MS, 0x20000, 128, SITE_A, "c", 0);
+	ev_set(rl, now += MS, 0x20008, 1);
+	ev_put(rl, now += MS, 0x20008, 0);
+	ev_free(rl, now += MS, 0x20000, "c", 0);
+	ev_anomaly(rl, now += 3 * MS, 0x20008, REFLEAK_ANOMALY_SUB_UAF, SITE_A + 2);
+	/* underflow on a live counter never seen at zero, and dec to zero */
+	ev_alloc(rl, now += MS, 0x30000, 128, SITE_B, "c", 0);
+	ev_anomaly(rl, now += MS, 0x30008, REFLEAK_ANOMALY_SUB_UAF, SITE_B + 1);
+	ev_alloc(rl, now += MS, 0x40000, 128, SITE_B, "c", 0);
+	ev_anomaly(rl, now += MS, 0x40008, REFLEAK_ANOMALY_DEC_LEAK, SITE_B + 2);
+	/* a saturated counter reports every later put: one finding */
+	ev_anomaly(rl, now += MS, 0x40008, REFLEAK_ANOMALY_SUB_UAF, SITE_B + 2);
+	/* in no known allocation (static, stack, or older): by caller */
+	ev_anomaly(rl, now += MS, 0x90000, REFLEAK_ANOMALY_ADD_UAF, SITE_N);
+	ev_anomaly(rl, now += MS, 0x91000, REFLEAK_ANOMALY_ADD_UAF, SITE_N);
+
+	st = finish(rl, T0 + 10 * SEC);
+	g = only_group(rl, REFLEAK_DOUBLE_PUT);
+	TEST_ASSERT_VAL("double put from the anomaly", g && g->count == 1 &&
+			g->max_age_ns == 2 * MS);
+	g = only_group(rl, REFLEAK_PUT_AFTER_FREE);
+	TEST_ASSERT_VAL("put after free from the anomaly", g && g->count == 1 &&
+			g->max_age_ns == 3 * MS);
+	TEST_ASSERT_VAL("underflow", st->class_count[REFLEAK_UNDERFLOW] == 1);
+	TEST_ASSERT_VAL("dec to zero, once", st->class_count[REFLEAK_DEC_TO_ZERO] == 1);
+	g = only_group(rl, REFLEAK_GET_FROM_ZERO);
+	TEST_ASSERT_VAL("orphan anomalies grouped by caller", g && g->count == 2 &&
+			g->site->no_alloc && g->site->call_site == SITE_N);
+	TEST_ASSERT_VAL("all definite", st->tier_count[REFLEAK_TIER_DEFINITE] == 6);
+	TEST_ASSERT_VAL("not balanced", st->class_count[REFLEAK_BALANCED] == 0);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+/* births, revivals and retirements of counters */
+static int test__refleak_lifecycle(struct test_suite *test __maybe_unused,
+				   int subtest __maybe_unused)
+{
+	struct refleak *rl = new_engine(true);
+	const struct refleak_stats *st;
+	struct refleak_group *g;
+	u64 now = T0;
+
+	TEST_ASSERT_VAL("engine", rl);
+	/* revived after its final put (percpu_ref_resurrect): not a double put */
+	ev_alloc(rl, now += MS, 0x10000, 128, SITE_A, "c", 0);
+	ev_set(rl, now += MS, 0x10008, 1);
+	ev_put(rl, now += MS, 0x10008, 0);
+	ev_set(rl, now += MS, 0x10008, 1);
+	ev_put(rl, now += MS, 0x10008, 0);
+	ev_free(rl, now += MS, 0x10000, "c", 0);
+	/* retired alive (percpu_ref_exit() on an init failure path), then freed */
+	ev_alloc(rl, now += MS, 0x20000, 128, SITE_A, "c", 0);
+	ev_set(rl, now += MS, 0x20008, 1);
+	ev_set(rl, now += MS, 0x20008, 0);
+	ev_free(rl, now += MS, 0x20000, "c", 0);
+	/* two counters, one at zero, one still live: in use, not put-not-freed */
+	ev_alloc(rl, now += MS, 0x30000, 128, SITE_B, "d", 0);
+	ev_set(rl, now += MS, 0x30008, 1);
+	ev_set(rl, now += MS, 0x30010, 1);
+	ev_put(rl, now += MS, 0x30008, 0);
+	/* born at a site never put to zero, freed: possible, listed with --all */
+	ev_alloc(rl, now += MS, 0x40000, 128, SITE_N, NULL, 0);
+	ev_set(rl, now += MS, 0x40018, 1);
+	ev_free(rl, now += MS, 0x40000, NULL, 0);
+	/* a counter outside every known allocation */
+	ev_set(rl, now += MS, 0x90000, 1);
+
+	st = finish(rl, T0 + 10 * SEC);
+	TEST_ASSERT_VAL("revived and retired objects are balanced",
+			st->class_count[REFLEAK_BALANCED] == 2);
+	TEST_ASSERT_VAL("revived", st->nr_revived == 1);
+	TEST_ASSERT_VAL("no double put", st->class_count[REFLEAK_DOUBLE_PUT] == 0);
+	TEST_ASSERT_VAL("not final_put_not_freed", st->class_count[REFLEAK_FINAL_PUT_NOT_FREED] == 0);
+	TEST_ASSERT_VAL("in use", st->class_count[REFLEAK_OUTSTANDING] == 1);
+	g = only_group(rl, REFLEAK_FREED_WITHOUT_FINAL_PUT);
+	TEST_ASSERT_VAL("born, freed, never put", g && g->site->call_site == SITE_N &&
+			g->nr_born == 1);
+	TEST_ASSERT_VAL("possible tier", st->tier_count[REFLEAK_TIER_POSSIBLE] == 2 &&
+			st->tier_count[REFLEAK_TIER_DEFINITE] == 0);
+	TEST_ASSERT_VAL("unmatched set", st->nr_unmatched_set == 1);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
 static struct test_case tests__refleak[] = {
 	TEST_CASE("balanced object", refleak_balanced),
 	TEST_CASE("one object per class", refleak_classes),
@@ -597,6 +799,9 @@ static struct test_case tests__refleak[] = {
 	TEST_CASE("NULL and ERR_PTR allocations", refleak_null),
 	TEST_CASE("lost events make verdicts uncertain", refleak_lost),
 	TEST_CASE("interned stacks, bounded object list", refleak_stacks),
+	TEST_CASE("likely leaks: born, never put, process gone, repeated", refleak_likely),
+	TEST_CASE("anomalies are definite, with or without an allocation", refleak_anomalies),
+	TEST_CASE("counters born, revived, retired", refleak_lifecycle),
 	{ .name = NULL, }
 };
 

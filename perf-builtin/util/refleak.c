@@ -9,11 +9,20 @@
  * after free; when it leaves the graveyard it is classified, aggregated into
  * its (class, site) group and released.  Balanced objects are only counted.
  *
- * A site (call_site, cache) is "refcounted" only once some object allocated
- * there received a final put in this recording; the offset of the refcount
- * inside the object is learned per site and per cache, and used to match a
- * final put on an object allocated before the recording (no known
- * allocation) with its later free: such verdicts are "inferred".
+ * An object is judged when one of its counters was seen born
+ * (ref_trace_set), or when its site (call_site, cache) is "refcounted": some
+ * object allocated there, or in the same named slab cache, had a counter
+ * born or put to zero in this recording.  The offset of the counter inside
+ * the object is learned per site and per cache, and used to match a final
+ * put on an object allocated before the recording (no known allocation)
+ * with its later free: such verdicts are "inferred".
+ *
+ * Live objects whose counter never reached zero are likely leaks when their
+ * allocating process exited at least min-age before the end and their
+ * allocation stack left at least min-repeat of them; the others are only
+ * outstanding.  Anomalies (refcount_t's own underflow, get from zero,
+ * refcount_dec() to zero and saturation checks) are definite findings, also
+ * on counters in no known allocation.
  *
  * Events must arrive in time order (the builtin uses perf's ordered events);
  * events going back in time are counted in nr_out_of_order.
@@ -33,6 +42,8 @@
 
 #define REFLEAK_MAX_STACK	256
 #define REFLEAK_MAX_OFFSETS	16
+/* counters followed per object (task_struct has three refcount_t) */
+#define REFLEAK_MAX_COUNTERS	4
 /* slots of the direct-mapped cache in front of the stack hashmap */
 #define REFLEAK_STACK_CACHE	256
 
@@ -40,6 +51,17 @@ struct rl_stack {
 	u32	nr;
 	u32	hash;
 	u64	ips[];
+};
+
+enum rl_ctr_state {
+	RL_CTR_LIVE,		/* born or revived, not at zero */
+	RL_CTR_ZERO,		/* final put seen */
+	RL_CTR_RETIRED,		/* set to 0: torn down deliberately */
+};
+
+struct rl_ctr {
+	u32	offset;
+	u8	state;
 };
 
 struct rl_obj {
@@ -58,10 +80,17 @@ struct rl_obj {
 	u32			put2_stack;
 	u32			late_stack;
 	u32			nr_puts;
+	u32			anomaly_stack;
+	u64			anomaly_ns;
+	int			pid;		/* allocating process, -1 unknown */
+	u8			anomaly;	/* enum refleak_anomaly + 1, 0: none */
+	u8			nr_ctrs;
+	struct rl_ctr		ctrs[REFLEAK_MAX_COUNTERS];
 	bool			freed;
 	bool			put_after_free;
 	bool			inferred;
 	bool			uncertain;
+	bool			likely;		/* decided by refleak__finish() */
 };
 
 struct rl_orphan {
@@ -129,6 +158,8 @@ struct refleak {
 	u32			stack_cache[REFLEAK_STACK_CACHE];
 	const char		*last_str;
 	struct refleak_site	*last_site;
+	/* process exits: pid -> time of the last exit */
+	struct hashmap		*exits;
 	/* lost windows, in arrival order */
 	struct rl_lost		*lost;
 	size_t			nr_lost;
@@ -137,21 +168,45 @@ struct refleak {
 	bool			lost_unknown;
 };
 
-/* one row per class: JSON key, what it means, what its age column measures */
+/* one row per class: JSON key, what it means, what its age column measures, tier */
 static const struct {
 	const char *name, *help, *age;
+	enum refleak_tier tier;
 } class_info[REFLEAK_NR_CLASSES] = {
-	[REFLEAK_FREED_WITHOUT_FINAL_PUT] = { "freed_without_final_put",
-		"freed while the refcount never reached zero", "lifetime" },
-	[REFLEAK_FINAL_PUT_NOT_FREED]	  = { "final_put_not_freed",
-		"refcount reached zero, object never freed", "since put" },
-	[REFLEAK_LIVE_NO_FINAL_PUT]	  = { "live_no_final_put",
-		"live at the end, refcount never reached zero", "age" },
 	[REFLEAK_PUT_AFTER_FREE]	  = { "put_after_free",
-		"final put on an object already freed", "put-free" },
+		"counter put after its object was freed", "put-free", REFLEAK_TIER_DEFINITE },
 	[REFLEAK_DOUBLE_PUT]		  = { "double_put",
-		"refcount reached zero twice", "put2-put1" },
-	[REFLEAK_BALANCED]		  = { "balanced", "final put then free", "free-put" },
+		"counter put again after it reached zero", "put2-put1", REFLEAK_TIER_DEFINITE },
+	[REFLEAK_UNDERFLOW]		  = { "underflow",
+		"put on a counter at zero (refcount_t saturated it)", "age", REFLEAK_TIER_DEFINITE },
+	[REFLEAK_GET_FROM_ZERO]		  = { "get_from_zero",
+		"get on a counter at zero: use after free", "age", REFLEAK_TIER_DEFINITE },
+	[REFLEAK_DEC_TO_ZERO]		  = { "dec_to_zero",
+		"refcount_dec() reached zero: nothing will release it", "age",
+		REFLEAK_TIER_DEFINITE },
+	[REFLEAK_SATURATED]		  = { "saturated",
+		"counter overflowed and saturated: it will never be freed", "age",
+		REFLEAK_TIER_DEFINITE },
+	[REFLEAK_FINAL_PUT_NOT_FREED]	  = { "final_put_not_freed",
+		"counter reached zero, object never freed", "since put", REFLEAK_TIER_DEFINITE },
+	[REFLEAK_LIKELY_LEAK]		  = { "likely_leak",
+		"counter never reached zero, the process that made it is gone", "age",
+		REFLEAK_TIER_LIKELY },
+	[REFLEAK_FREED_WITHOUT_FINAL_PUT] = { "freed_without_final_put",
+		"freed while the counter never reached zero (legal with one reference left)",
+		"lifetime", REFLEAK_TIER_POSSIBLE },
+	[REFLEAK_OUTSTANDING]		  = { "outstanding",
+		"live at the end, counter never reached zero: in use, or leaked", "age",
+		REFLEAK_TIER_POSSIBLE },
+	[REFLEAK_BALANCED]		  = { "balanced", "final put then free", "free-put",
+		REFLEAK_TIER_NONE },
+};
+
+static const char * const tier_names[REFLEAK_NR_TIERS] = {
+	[REFLEAK_TIER_DEFINITE]	= "definite",
+	[REFLEAK_TIER_LIKELY]	= "likely",
+	[REFLEAK_TIER_POSSIBLE]	= "possible",
+	[REFLEAK_TIER_NONE]	= "none",
 };
 
 static const char * const stack_kind_names[REFLEAK_NR_STACK_KINDS] = {
@@ -185,6 +240,16 @@ bool refleak_class__suspicious(enum refleak_class class)
 	return class < REFLEAK_BALANCED;
 }
 
+enum refleak_tier refleak_class__tier(enum refleak_class class)
+{
+	return class < REFLEAK_NR_CLASSES ? class_info[class].tier : REFLEAK_TIER_NONE;
+}
+
+const char *refleak_tier__name(enum refleak_tier tier)
+{
+	return tier < REFLEAK_NR_TIERS ? tier_names[tier] : "unknown";
+}
+
 void refleak_config__init(struct refleak_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -192,6 +257,7 @@ void refleak_config__init(struct refleak_config *cfg)
 	cfg->graveyard_ns = REFLEAK_DEFAULT_GRAVEYARD_NS;
 	cfg->graveyard_max = REFLEAK_DEFAULT_GRAVEYARD_MAX;
 	cfg->max_objects_per_group = REFLEAK_DEFAULT_MAX_OBJECTS;
+	cfg->min_repeat = REFLEAK_DEFAULT_MIN_REPEAT;
 }
 
 /* hashmap helpers */
@@ -262,9 +328,11 @@ struct refleak *refleak__new(const struct refleak_config *cfg)
 	rl->cache_offsets = hashmap__new(u64_hash, u64_equal, NULL);
 	rl->strs = hashmap__new(strkey_hash, strkey_equal, NULL);
 	rl->stack_map = hashmap__new(stack_hash, stack_equal, NULL);
+	rl->exits = hashmap__new(u64_hash, u64_equal, NULL);
 	rl->tmp_stack = malloc(sizeof(struct rl_stack) + REFLEAK_MAX_STACK * sizeof(u64));
 	if (IS_ERR(rl->orphans) || IS_ERR(rl->sites) || IS_ERR(rl->cache_offsets) ||
-	    IS_ERR(rl->strs) || IS_ERR(rl->stack_map) || !rl->tmp_stack) {
+	    IS_ERR(rl->strs) || IS_ERR(rl->stack_map) || IS_ERR(rl->exits) ||
+	    !rl->tmp_stack) {
 		if (IS_ERR(rl->orphans))
 			rl->orphans = NULL;
 		if (IS_ERR(rl->sites))
@@ -275,6 +343,8 @@ struct refleak *refleak__new(const struct refleak_config *cfg)
 			rl->strs = NULL;
 		if (IS_ERR(rl->stack_map))
 			rl->stack_map = NULL;
+		if (IS_ERR(rl->exits))
+			rl->exits = NULL;
 		refleak__delete(rl);
 		return NULL;
 	}
@@ -342,6 +412,7 @@ void refleak__delete(struct refleak *rl)
 		hashmap__free(rl->strs);
 	}
 	hashmap__free(rl->stack_map);
+	hashmap__free(rl->exits);
 	for (s = 0; s < rl->nr_stacks; s++)
 		free(rl->stacks[s]);
 	free(rl->stacks);
@@ -688,6 +759,56 @@ void refleak__lost(struct refleak *rl, u64 start, u64 end, u64 nr)
 
 /* classification of an object leaving the engine */
 
+static struct rl_ctr *rl_ctr(struct rl_obj *o, u64 offset, bool create)
+{
+	u8 i;
+
+	for (i = 0; i < o->nr_ctrs; i++)
+		if (o->ctrs[i].offset == offset)
+			return &o->ctrs[i];
+	if (!create || o->nr_ctrs == REFLEAK_MAX_COUNTERS)
+		return NULL;
+	o->ctrs[o->nr_ctrs].offset = offset;
+	o->ctrs[o->nr_ctrs].state = RL_CTR_LIVE;
+	return &o->ctrs[o->nr_ctrs++];
+}
+
+/* a counter of the object was born and holds references now */
+static bool rl_obj__live_ctr(const struct rl_obj *o)
+{
+	u8 i;
+
+	for (i = 0; i < o->nr_ctrs; i++)
+		if (o->ctrs[i].state == RL_CTR_LIVE)
+			return true;
+	return false;
+}
+
+/* every counter seen was retired on purpose (percpu_ref_exit() of a live ref) */
+static bool rl_obj__retired(const struct rl_obj *o)
+{
+	u8 i;
+
+	for (i = 0; i < o->nr_ctrs; i++)
+		if (o->ctrs[i].state != RL_CTR_RETIRED)
+			return false;
+	return o->nr_ctrs > 0;
+}
+
+static enum refleak_class rl_anomaly_class(const struct rl_obj *o)
+{
+	switch (o->anomaly - 1) {
+	case REFLEAK_ANOMALY_SUB_UAF:
+		return o->nr_puts ? REFLEAK_DOUBLE_PUT : REFLEAK_UNDERFLOW;
+	case REFLEAK_ANOMALY_ADD_UAF:
+		return REFLEAK_GET_FROM_ZERO;
+	case REFLEAK_ANOMALY_DEC_LEAK:
+		return REFLEAK_DEC_TO_ZERO;
+	default:
+		return REFLEAK_SATURATED;
+	}
+}
+
 static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 {
 	enum refleak_class class;
@@ -698,22 +819,32 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 		class = REFLEAK_PUT_AFTER_FREE;
 		age = o->late_ns - o->free_ns;
 		to = o->late_ns;
+	} else if (o->anomaly) {
+		class = rl_anomaly_class(o);
+		if (class == REFLEAK_DOUBLE_PUT) {
+			age = o->anomaly_ns - o->put_ns;
+			o->put2_ns = o->anomaly_ns;
+			o->put2_stack = o->anomaly_stack;
+		} else {
+			age = o->alloc_ns ? o->anomaly_ns - o->alloc_ns : 0;
+		}
+		to = o->freed ? o->free_ns : end_ns;
 	} else if (o->nr_puts >= 2) {
 		class = REFLEAK_DOUBLE_PUT;
 		age = o->put2_ns - o->put_ns;
 		to = o->freed ? o->free_ns : end_ns;
 	} else if (o->freed) {
 		to = o->free_ns;
-		if (o->nr_puts) {
+		if (o->nr_puts || rl_obj__retired(o)) {
 			class = REFLEAK_BALANCED;
-			age = o->free_ns - o->put_ns;
+			age = o->nr_puts ? o->free_ns - o->put_ns : 0;
 		} else {
 			class = REFLEAK_FREED_WITHOUT_FINAL_PUT;
 			age = o->alloc_ns ? o->free_ns - o->alloc_ns : 0;
 		}
 	} else {
 		to = end_ns;
-		if (o->nr_puts) {
+		if (o->nr_puts && !rl_obj__live_ctr(o)) {
 			age = end_ns > o->put_ns ? end_ns - o->put_ns : 0;
 			if (age < rl->cfg.min_age_ns) {
 				/* e.g. waiting for kfree_rcu() when the recording stopped */
@@ -723,7 +854,8 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 			}
 			class = REFLEAK_FINAL_PUT_NOT_FREED;
 		} else {
-			class = REFLEAK_LIVE_NO_FINAL_PUT;
+			/* another counter of it still holds references: in use */
+			class = o->likely ? REFLEAK_LIKELY_LEAK : REFLEAK_OUTSTANDING;
 			age = end_ns > o->alloc_ns ? end_ns - o->alloc_ns : 0;
 		}
 	}
@@ -747,6 +879,8 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 		g->nr_inferred++;
 	if (o->uncertain)
 		g->nr_uncertain++;
+	if (o->nr_ctrs)
+		g->nr_born++;
 	/* balanced groups are counted, never listed: their stacks are never shown */
 	if (class == REFLEAK_BALANCED) {
 		free(o);
@@ -756,6 +890,8 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 	rl_group__add_stack(g, REFLEAK_STACK_PUT, o->stack[REFLEAK_STACK_PUT]);
 	if (class == REFLEAK_DOUBLE_PUT)
 		rl_group__add_stack(g, REFLEAK_STACK_PUT, o->put2_stack);
+	else if (o->anomaly && class != REFLEAK_PUT_AFTER_FREE)
+		rl_group__add_stack(g, REFLEAK_STACK_PUT, o->anomaly_stack);
 	if (class == REFLEAK_PUT_AFTER_FREE)
 		rl_group__add_stack(g, REFLEAK_STACK_PUT, o->late_stack);
 	rl_group__add_stack(g, REFLEAK_STACK_FREE, o->stack[REFLEAK_STACK_FREE]);
@@ -947,6 +1083,7 @@ int refleak__alloc(struct refleak *rl, const struct refleak_alloc_ev *ev)
 	o->start = ev->ptr;
 	o->size = size;
 	o->alloc_ns = ev->time;
+	o->pid = ev->pid;
 	o->stack[REFLEAK_STACK_ALLOC] = ev->stack;
 	rl_insert(&rl->live, o);
 	if (++rl->stats.nr_live_end > rl->stats.max_live)
@@ -1051,6 +1188,10 @@ int refleak__final_put(struct refleak *rl, const struct refleak_put_ev *ev)
 
 	o = rl_find(&rl->live, ev->obj);
 	if (o) {
+		struct rl_ctr *ctr = rl_ctr(o, ev->obj - o->start, true);
+
+		if (ctr)
+			ctr->state = RL_CTR_ZERO;
 		if (o->nr_puts == 0) {
 			o->put_ns = ev->time;
 			o->put_ref = ev->obj;
@@ -1107,12 +1248,172 @@ int refleak__final_put(struct refleak *rl, const struct refleak_put_ev *ev)
 	return 0;
 }
 
+int refleak__set(struct refleak *rl, const struct refleak_set_ev *ev)
+{
+	struct rl_ctr *ctr;
+	struct rl_obj *o;
+
+	rl_advance(rl, ev->time);
+	rl->stats.nr_set++;
+
+	o = rl_find(&rl->live, ev->obj);
+	if (!o) {
+		/* static or stack memory, or allocated before the recording */
+		rl->stats.nr_unmatched_set++;
+		return 0;
+	}
+	ctr = rl_ctr(o, ev->obj - o->start, true);
+	if (ev->count <= 0) {
+		if (ctr)
+			ctr->state = RL_CTR_RETIRED;
+		return 0;
+	}
+	if (ctr)
+		ctr->state = RL_CTR_LIVE;
+	if (o->nr_puts && ev->obj == o->put_ref) {
+		/* revived (percpu_ref_resurrect(), refcount_set() on reuse): a new life */
+		rl->stats.nr_revived++;
+		o->nr_puts = 0;
+		o->put_ns = 0;
+		o->put2_ns = 0;
+		o->stack[REFLEAK_STACK_PUT] = 0;
+		o->put2_stack = 0;
+	}
+	rl_site_learn(rl, o->site, ev->obj - o->start);
+	return 0;
+}
+
+/* an anomaly on a counter in no known allocation: grouped by its caller */
+static int rl_anomaly_orphan(struct refleak *rl, const struct refleak_anomaly_ev *ev)
+{
+	struct rl_obj o = { .anomaly = ev->type + 1, };
+	const char *none = refleak__intern_str(rl, "-");
+	struct refleak_site *site;
+	struct refleak_group *g;
+
+	if (!none)
+		return -ENOMEM;
+	site = rl_site(rl, ev->caller, none);
+	if (!site)
+		return -ENOMEM;
+	site->no_alloc = true;
+	g = rl_group(site, rl_anomaly_class(&o));
+	if (!g)
+		return -ENOMEM;
+	g->count++;
+	rl_group__add_stack(g, REFLEAK_STACK_PUT, ev->stack);
+	if (rl_lost_overlap(rl, ev->time, ev->time))
+		g->nr_uncertain++;
+	return 0;
+}
+
+int refleak__anomaly(struct refleak *rl, const struct refleak_anomaly_ev *ev)
+{
+	struct rl_obj *o;
+
+	rl_advance(rl, ev->time);
+	rl->stats.nr_anomaly++;
+	if (ev->type >= REFLEAK_NR_ANOMALIES)
+		return 0;
+
+	o = rl_find(&rl->live, ev->obj);
+	if (o) {
+		/* a saturated counter reports every later put: keep the first */
+		if (!o->anomaly) {
+			o->anomaly = ev->type + 1;
+			o->anomaly_ns = ev->time;
+			o->anomaly_stack = ev->stack;
+		}
+		rl_site_learn(rl, o->site, ev->obj - o->start);
+		return 0;
+	}
+	o = rl_find(&rl->grave, ev->obj);
+	if (o) {
+		if (!o->put_after_free) {
+			o->put_after_free = true;
+			o->late_ns = ev->time;
+			o->late_stack = ev->stack;
+		}
+		return 0;
+	}
+	return rl_anomaly_orphan(rl, ev);
+}
+
+int refleak__exit(struct refleak *rl, int pid, u64 time)
+{
+	rl->stats.nr_exits++;
+	if (pid <= 0)
+		return 0;
+	return hashmap__set(rl->exits, pid, time, NULL, NULL) ? -ENOMEM : 0;
+}
+
 static bool rl_group__reported(const struct refleak_group *g)
 {
 	if (g->class == REFLEAK_FREED_WITHOUT_FINAL_PUT ||
-	    g->class == REFLEAK_LIVE_NO_FINAL_PUT)
-		return g->site->refcounted;
+	    g->class == REFLEAK_OUTSTANDING)
+		return g->site->refcounted || g->nr_born;
 	return true;
+}
+
+/*
+ * A live object whose counter never reached zero is a leak candidate when
+ * nothing that made it is left: it was allocated in the recording by a
+ * process that exited at least min-age before the end (so its own exit
+ * path, RCU callbacks and deferred work had time to release it), and it is
+ * a refcounted object (counter seen born, or a refcounted site).
+ */
+static bool rl_leak_candidate(struct refleak *rl, struct rl_obj *o, u64 end_ns)
+{
+	long exit_ns;
+
+	if (o->nr_puts || o->anomaly || !o->alloc_ns || o->pid <= 0)
+		return false;
+	if (!rl_obj__live_ctr(o) && !rl_site__refcounted(rl, o->site))
+		return false;
+	if (end_ns < o->alloc_ns + rl->cfg.min_age_ns)
+		return false;
+	if (!hashmap__find(rl->exits, o->pid, &exit_ns) || (u64)exit_ns < o->alloc_ns)
+		return false;
+	return (u64)exit_ns + rl->cfg.min_age_ns <= end_ns;
+}
+
+/* key of the repetition count: the allocation stack, or the site without one */
+static long rl_repeat_key(const struct rl_obj *o)
+{
+	return o->stack[REFLEAK_STACK_ALLOC] ? (long)o->stack[REFLEAK_STACK_ALLOC] :
+					       -(long)(unsigned long)o->site;
+}
+
+/*
+ * Likely leaks: candidates whose allocation stack left at least min-repeat
+ * of them.  A leak on a common path leaks every time the path runs; a single
+ * object kept after its process exited is as often a cache filled once.
+ */
+static void rl_mark_likely(struct refleak *rl, u64 end_ns)
+{
+	struct hashmap *repeat = hashmap__new(u64_hash, u64_equal, NULL);
+	struct rb_node *nd;
+
+	if (IS_ERR(repeat))
+		return;
+	for (nd = rb_first(&rl->live); nd; nd = rb_next(nd)) {
+		struct rl_obj *o = rb_entry(nd, struct rl_obj, node);
+		long n = 0;
+
+		if (!rl_leak_candidate(rl, o, end_ns))
+			continue;
+		o->likely = true;
+		hashmap__find(repeat, rl_repeat_key(o), &n);
+		hashmap__set(repeat, rl_repeat_key(o), n + 1, NULL, NULL);
+	}
+	for (nd = rb_first(&rl->live); nd; nd = rb_next(nd)) {
+		struct rl_obj *o = rb_entry(nd, struct rl_obj, node);
+		long n = 0;
+
+		if (o->likely && hashmap__find(repeat, rl_repeat_key(o), &n))
+			o->likely = n >= (long)rl->cfg.min_repeat;
+	}
+	hashmap__free(repeat);
 }
 
 int refleak__finish(struct refleak *rl, u64 end_ns)
@@ -1136,6 +1437,7 @@ int refleak__finish(struct refleak *rl, u64 end_ns)
 		rl_grave_remove(rl, o);
 		rl_retire(rl, o, end_ns);
 	}
+	rl_mark_likely(rl, end_ns);
 	nd = rb_first(&rl->live);
 	while (nd) {
 		struct rl_obj *o = rb_entry(nd, struct rl_obj, node);
@@ -1163,12 +1465,14 @@ int refleak__finish(struct refleak *rl, u64 end_ns)
 				continue;
 			}
 			rl->stats.class_count[c] += g->count;
+			rl->stats.tier_count[refleak_class__tier(c)] += g->count;
 			rl->stats.nr_inferred += g->nr_inferred;
 			rl->stats.nr_uncertain += g->nr_uncertain;
 		}
 	}
 	return 0;
 }
+
 
 const struct refleak_stats *refleak__stats(struct refleak *rl)
 {

@@ -3,9 +3,11 @@
 #define __PERF_REFLEAK_H
 /*
  * Correlation engine for 'perf refleak': matches slab allocations and frees
- * (kmem tracepoints) with the final put of a refcount inside the object
- * (ref_trace:ref_trace_final_put).  It knows nothing about perf.data: the
- * caller feeds it time ordered events and reads back aggregated verdicts.
+ * (kmem tracepoints) with the life cycle of the reference counters inside
+ * the objects (ref_trace:ref_trace_set, ref_trace_final_put and
+ * ref_trace_anomaly) and with the exits of the tasks that allocated them.
+ * It knows nothing about perf.data: the caller feeds it time ordered events
+ * and reads back aggregated verdicts, each class in a tier of evidence.
  *
  * Memory grows with the number of live objects (plus a bounded "graveyard"
  * of recently freed objects used to detect puts after free), with the
@@ -16,14 +18,45 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* in report order: definite findings, likely leaks, then what is only possible */
 enum refleak_class {
-	REFLEAK_FREED_WITHOUT_FINAL_PUT,
-	REFLEAK_FINAL_PUT_NOT_FREED,
-	REFLEAK_LIVE_NO_FINAL_PUT,
 	REFLEAK_PUT_AFTER_FREE,
 	REFLEAK_DOUBLE_PUT,
+	REFLEAK_UNDERFLOW,
+	REFLEAK_GET_FROM_ZERO,
+	REFLEAK_DEC_TO_ZERO,
+	REFLEAK_SATURATED,
+	REFLEAK_FINAL_PUT_NOT_FREED,
+	REFLEAK_LIKELY_LEAK,
+	REFLEAK_FREED_WITHOUT_FINAL_PUT,
+	REFLEAK_OUTSTANDING,
 	REFLEAK_BALANCED,
 	REFLEAK_NR_CLASSES,
+};
+
+/*
+ * How much a class can be trusted, see Documentation/perf-refleak.txt:
+ * definite findings are misuses the kernel itself detected or a final put
+ * not followed by a free; a likely leak is a live object whose counter never
+ * reached zero although everything that made it is gone; possible ones need
+ * more than this recording to decide, and are listed only on request.
+ */
+enum refleak_tier {
+	REFLEAK_TIER_DEFINITE,
+	REFLEAK_TIER_LIKELY,
+	REFLEAK_TIER_POSSIBLE,
+	REFLEAK_TIER_NONE,
+	REFLEAK_NR_TIERS,
+};
+
+/* values of ref_trace_anomaly's type (enum refcount_saturation_type) */
+enum refleak_anomaly {
+	REFLEAK_ANOMALY_ADD_NOT_ZERO_OVF,
+	REFLEAK_ANOMALY_ADD_OVF,
+	REFLEAK_ANOMALY_ADD_UAF,
+	REFLEAK_ANOMALY_SUB_UAF,
+	REFLEAK_ANOMALY_DEC_LEAK,
+	REFLEAK_NR_ANOMALIES,
 };
 
 enum refleak_stack_kind {
@@ -40,13 +73,21 @@ const char *refleak_class__help(enum refleak_class class);
 const char *refleak_class__age(enum refleak_class class);
 const char *refleak_stack_kind__name(enum refleak_stack_kind kind);
 bool refleak_class__suspicious(enum refleak_class class);
+enum refleak_tier refleak_class__tier(enum refleak_class class);
+const char *refleak_tier__name(enum refleak_tier tier);
 
 /* Name used for the cache of kmalloc() allocations */
 #define REFLEAK_KMALLOC "kmalloc"
 
 struct refleak_config {
-	/* final_put_not_freed only once the put is at least this old at the end */
+	/*
+	 * final_put_not_freed only once the put is at least this old at the
+	 * end; likely_leak only once the object and the exit of the process
+	 * that allocated it are at least this old
+	 */
 	u64	min_age_ns;
+	/* likely_leak: at least that many objects of one allocation stack */
+	u32	min_repeat;
 	/* how long / how many freed objects are kept to detect put after free */
 	u64	graveyard_ns;
 	u32	graveyard_max;
@@ -60,6 +101,7 @@ struct refleak_config {
 #define REFLEAK_DEFAULT_GRAVEYARD_NS	(10ULL * 1000 * 1000 * 1000)
 #define REFLEAK_DEFAULT_GRAVEYARD_MAX	(256 * 1024)
 #define REFLEAK_DEFAULT_MAX_OBJECTS	1024
+#define REFLEAK_DEFAULT_MIN_REPEAT	2
 
 void refleak_config__init(struct refleak_config *cfg);
 
@@ -72,6 +114,7 @@ struct refleak_alloc_ev {
 	const char	*cache;		/* slab cache name, NULL or REFLEAK_KMALLOC */
 	u32		stack;
 	int		cpu;
+	int		pid;		/* process that allocated, -1 unknown */
 };
 
 struct refleak_free_ev {
@@ -87,9 +130,26 @@ struct refleak_put_ev {
 	u64		time;
 	u64		obj;		/* address of the refcount */
 	u64		caller;
-	const char	*fn;
 	u32		stack;
 	int		cpu;
+};
+
+/* ref_trace_set: a counter born (count > 0), revived, or retired (count 0) */
+struct refleak_set_ev {
+	u64		time;
+	u64		obj;		/* address of the refcount */
+	s64		count;
+	u64		caller;
+	u32		stack;
+};
+
+/* ref_trace_anomaly: refcount_t caught a misuse */
+struct refleak_anomaly_ev {
+	u64			time;
+	u64			obj;	/* address of the refcount */
+	enum refleak_anomaly	type;
+	u64			caller;
+	u32			stack;
 };
 
 struct refleak_object {
@@ -132,6 +192,7 @@ struct refleak_group {
 	u32			nr_objects;
 	u32			alloc_objects;
 	u64			objects_dropped;
+	u64			nr_born;	/* objects whose counter was seen born */
 };
 
 struct refleak_site {
@@ -141,6 +202,7 @@ struct refleak_site {
 	bool			by_cache;	/* ... of the same slab cache, not this site */
 	bool			offset_known;
 	bool			offset_mixed;	/* puts seen at different offsets */
+	bool			no_alloc;	/* pseudo site: anomalies on no known object */
 	u64			ref_offset;
 	struct refleak_group	*groups[REFLEAK_NR_CLASSES];
 	struct refleak_site	*next;		/* hash chain / list */
@@ -150,6 +212,11 @@ struct refleak_stats {
 	u64	nr_alloc;
 	u64	nr_free;
 	u64	nr_put;
+	u64	nr_set;
+	u64	nr_anomaly;
+	u64	nr_unmatched_set;	/* counter in no known allocation */
+	u64	nr_revived;		/* counters set again after their final put */
+	u64	nr_exits;		/* process exits seen */
 	u64	nr_ignored_alloc;	/* NULL / ERR_PTR */
 	u64	nr_unmatched_free;	/* free of an address never seen allocated */
 	u64	nr_unmatched_put;	/* final put on no known object (pre-existing) */
@@ -167,6 +234,7 @@ struct refleak_stats {
 	u64	first_ns;
 	u64	last_ns;
 	u64	class_count[REFLEAK_NR_CLASSES];
+	u64	tier_count[REFLEAK_NR_TIERS];	/* objects (or orphan anomalies) */
 	u64	nr_sites;
 	u64	nr_refcounted_sites;
 	u64	nr_stacks;
@@ -187,6 +255,10 @@ const char *refleak__intern_str(struct refleak *rl, const char *s);
 int refleak__alloc(struct refleak *rl, const struct refleak_alloc_ev *ev);
 int refleak__free(struct refleak *rl, const struct refleak_free_ev *ev);
 int refleak__final_put(struct refleak *rl, const struct refleak_put_ev *ev);
+int refleak__set(struct refleak *rl, const struct refleak_set_ev *ev);
+int refleak__anomaly(struct refleak *rl, const struct refleak_anomaly_ev *ev);
+/* process pid exited at time (its last thread) */
+int refleak__exit(struct refleak *rl, int pid, u64 time);
 /*
  * nr events were lost somewhere in [start, end].  end == 0 or start > end
  * means "unknown": every verdict becomes uncertain.
@@ -200,8 +272,8 @@ const struct refleak_stats *refleak__stats(struct refleak *rl);
 
 /*
  * Groups of one class that are reported (for freed_without_final_put and
- * live_no_final_put only sites proven refcounted).  Returns a malloc'ed
- * array the caller frees, *nr its length.
+ * outstanding only objects whose counter was seen born, or of sites proven
+ * refcounted).  Returns a malloc'ed array the caller frees, *nr its length.
  */
 struct refleak_group **refleak__groups(struct refleak *rl, enum refleak_class class,
 				       size_t *nr);

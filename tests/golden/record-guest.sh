@@ -40,8 +40,9 @@ record() {
 
 # Every scenario, cache and kmalloc, with stacks.
 record scenarios 4 -o /out/scenarios.data -- \
-	balanced 3 cache balanced 2 kmalloc leak_ref 3 cache free_no_put 2 cache \
-	put_no_free 3 cache put_no_free 2 kmalloc percpu 2 cache rcu 3 cache rcu 2 kmalloc
+	balanced 3 cache balanced 2 kmalloc leak_ref 3 cache leak_all 3 cache free_no_put 2 cache \
+	put_no_free 3 cache put_no_free 2 kmalloc percpu 2 cache rcu 3 cache rcu 2 kmalloc \
+	put_after_free 2 cache double_put 2 kmalloc
 # Pipe mode: perf.data streamed to stdout (the report reads it on stdin).
 record pipe 2 -o - -- leak_ref 2 cache put_no_free 2 kmalloc balanced 2 cache > /out/pipe.data
 # No callchains.

@@ -202,7 +202,7 @@ json_groups() {
 # "scenario:class" word each; the objects of any other scenario (balanced,
 # percpu, rcu) must not be listed at all.  A new scenario is one word here
 # (plus its line in $scenarios below); every check reads this table.
-scenario_classes="leak_ref:live_no_final_put free_no_put:freed_without_final_put put_no_free:final_put_not_freed put_after_free:put_after_free double_put:double_put"
+scenario_classes="leak_ref:likely_leak leak_all:likely_leak free_no_put:freed_without_final_put put_no_free:final_put_not_freed put_after_free:put_after_free double_put:double_put"
 # The suspicious scenarios, and an awk condition that is true for them on
 # field $1 (suspicious_on 2: on field $2).
 suspicious=$(for sc in $scenario_classes; do printf '%s ' "${sc%%:*}"; done)
@@ -244,6 +244,9 @@ check_classes() {
 	function norm(a) { a = tolower(a); sub(/^0x/, "", a); sub(/^0+/, "", a); return a }
 	function want(s) { return (s in class_of) ? class_of[s] : "none" }
 	function agecls(c) { return c == "final_put_not_freed" }
+	# --min-age longer than the recording: no final put is old enough, and
+	# no process exited long enough ago for a leak to be likely
+	function aged(w) { return agecls(w) ? "none" : w == "likely_leak" ? "outstanding" : w }
 	FNR == NR {
 		# the driver objects file
 		a = ""
@@ -266,7 +269,7 @@ check_classes() {
 			next
 		}
 		w = want(s)
-		if (agefilter == "aged" && agecls(w)) w = "none"
+		if (agefilter == "aged") w = aged(w)
 		if (lost != 0 && $5 == "true" && c != w) {
 			printf "[Note] %s: %s object 0x%s in %s is marked uncertain (%s lost events)\n", label, s, a, c, lost
 			next
@@ -303,7 +306,7 @@ check_classes() {
 			split(k, K, SUBSEP)
 			s = K[1]; a = K[2]
 			w = want(s)
-			if (agefilter == "aged" && agecls(w)) w = "none"
+			if (agefilter == "aged") w = aged(w)
 			if (w == "none") continue
 			if (got[k] + 0 != want_n[k]) {
 				printf "[FAIL] %s: %s object 0x%s listed %d time(s) in %s, expected %d", label, s, a, got[k], w, want_n[k]
@@ -315,7 +318,7 @@ check_classes() {
 		}
 		for (s in scen) {
 			w = want(s)
-			if (agefilter == "aged" && agecls(w)) w = "none"
+			if (agefilter == "aged") w = aged(w)
 			if (w == "none")
 				printf "[info] %s: %s objects: none listed, as expected\n", label, s
 			else
@@ -429,6 +432,7 @@ EOF
 scenarios="balanced 7 cache
 balanced 3 kmalloc
 leak_ref 3 cache
+leak_all 3 cache
 put_no_free 5 cache
 put_no_free 2 kmalloc
 free_no_put 4 cache
@@ -592,7 +596,7 @@ done
 awk "$(suspicious_on 2)" "$tmpdir/json.objs" \
 	> "$tmpdir/json.drvobjs"
 if awk '$2 == "leak_ref" && !($6 + 0 >= 1000) { bad = 1 } END { exit bad }' "$tmpdir/json.drvobjs"; then
-	pass "live_no_final_put driver objects are at least 1000 ms old"
+	pass "likely_leak driver objects are at least 1000 ms old"
 else
 	fail "a leak_ref object has age_ms < 1000 (it lived ${rcu_wait}s until the end)"
 fi
@@ -614,7 +618,7 @@ fi
 echo "Checking --min-age"
 report_json aged -i "$data" --min-age 3600000
 expect_report_classes aged "$objs" "min-age 3600000" \
-	"--min-age 3600000 hides final_put_not_freed, keeps the other classes" aged
+	"--min-age 3600000 hides final_put_not_freed, likely leaks become outstanding" aged
 report_json aged1 -i "$data" --min-age 1000
 expect_report_classes aged1 "$objs" "min-age 1000" \
 	"--min-age 1000 keeps every driver object (final puts ${rcu_wait}s before the end)"
@@ -622,14 +626,22 @@ expect_report_classes aged1 "$objs" "min-age 1000" \
 # ---------------------------------------------------------------- text report
 
 echo "Checking the text report"
-run_report text -i "$data"
+run_report default -i "$data"
+if ! grep -q "freed_without_final_put" "$tmpdir/default.out" &&
+   grep -q "^# findings: definite [1-9]" "$tmpdir/default.out"; then
+	pass "default text report opens with the findings and hides possible ones"
+else
+	fail "default text report: no findings line, or lists freed_without_final_put without --all"
+	show "$tmpdir/default.out" 20
+fi
+run_report text -i "$data" --all
 if ok_status "$rc"; then
 	pass "report (text) exit status $rc"
 else
 	fail "report (text) exited $rc"
 	show "$tmpdir/text.err"
 fi
-for c in freed_without_final_put final_put_not_freed live_no_final_put; do
+for c in freed_without_final_put final_put_not_freed likely_leak double_put put_after_free; do
 	pat=$(echo "$c" | sed 's/_/[_ -]/g')
 	if grep -Eiq "$pat" "$tmpdir/text.out"; then
 		pass "text report mentions $c"
@@ -656,7 +668,7 @@ for s in $unlisted; do
 done
 [ "$err" = 0 ] || [ "$verbose" = 0 ] || show "$tmpdir/text.out" 80
 
-run_report objects -i "$data" --objects
+run_report objects -i "$data" --objects --all
 missing=""
 # shellcheck disable=SC2013 # one address per word
 for a in $(awk "$(suspicious_on 1)"' {

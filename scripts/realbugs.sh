@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# make realbugs: real upstream reference leaks, reintroduced, found by
+# perf refleak.  Each patch of tests/realbugs/ reverses an upstream fix
+# (tests/realbugs/README.md); tests/realbugs/cases names the allocation site
+# and cache the leaked objects must be reported at.
+#
+# Builds a second guest kernel: the assembled tree with the patches applied,
+# in its own object directory seeded from the regular kernel's (so only the
+# patched files and their dependents are compiled), then restores the tree.
+# Boots both kernels with guest/realbugs.sh, which triggers every case N
+# times (REALBUGS_N, default 20), and reports on the host.  A case passes
+# when the kernel with the bug gives a likely or definite finding at the
+# expected site and cache, and the kernel without it gives none there.
+# Ends with "N passed, N failed".
+. "$(dirname "$0")/lib.sh"
+dir=$TOP/tests/realbugs
+n=${REALBUGS_N:-20}
+out=$BUILD/realbugs
+rbuild=$CACHE/kbuild-realbugs-$KEY
+
+"$TOP/scripts/build-perf.sh" >&2
+"$TOP/scripts/build-kernel.sh" >&2
+tree=$("$TOP/scripts/assemble-tree.sh")
+patches=$(awk '!/^#/ && NF { print $2 }' "$dir/cases" | sort -u)
+
+# Apply, build, restore: under the build lock, and the tree is restored
+# whatever happens (a patched tree must never build the regular kernel).
+build_buggy() {
+	set -e
+	restore() { git -C "$tree" checkout -q -f HEAD -- . ; }
+	trap restore EXIT
+	# timestamps kept: make then compiles only what the patches touch
+	rm -rf "$rbuild"
+	cp -a "$KBUILD" "$rbuild"
+	rm -f "$rbuild/.refleak-built"
+	for p in $patches; do
+		git -C "$tree" apply "$dir/$p" || { echo "realbugs: $p does not apply" >&2; exit 1; }
+	done
+	start=$(date +%s)
+	make -s -C "$tree" O="$rbuild" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" \
+		-j"$JOBS" bzImage >&2
+	echo "realbugs: kernel with the bugs built in $(( $(date +%s) - start )) s" >&2
+}
+export -f build_buggy
+export tree rbuild patches dir KBUILD JOBS
+flock "$BUILD_LOCK" bash -c build_buggy || die "could not build the kernel with the bugs"
+[ -z "$(git -C "$tree" status --porcelain --untracked-files=no)" ] || die "tree not restored: $tree"
+
+bins=$("$TOP/scripts/build-guest-bins.sh")
+echo "$n" > "$BUILD/realbugs-n"
+"$TOP/scripts/make-initramfs.sh" >&2
+for k in buggy fixed; do
+	img=$BUILD/bzImage
+	[ $k = buggy ] && img=$rbuild/arch/x86/boot/bzImage
+	BZIMAGE=$img GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800} "$TOP/scripts/run-guest.sh" \
+		"$TOP/guest/realbugs.sh" "$out/$k" "$dir/cases" "$BUILD/realbugs-n" $bins >&2 ||
+		die "the $k guest failed (see $out/$k/console.log)"
+done
+
+# Findings (definite or likely) at <function> in <cache>: "count site cache"
+findings() { # <kernel> <case> <function-alternatives> <cache>
+	"$BUILD/perf" refleak report -i "$out/$1/$2.data" --kallsyms "$out/$1/kallsyms" \
+		--json > "$out/$1/$2.json" 2> "$out/$1/$2.err"
+	"$BUILD/perf" refleak report -i "$out/$1/$2.data" --kallsyms "$out/$1/kallsyms" \
+		-g > "$out/$1/$2.txt" 2>&1
+	jq -r --arg f "$3" --arg c "$4" '.findings[]
+		| select((.site | sub("\\+.*$"; "") | sub("\\..*$"; "")) as $s
+			 | ($f | split("|") | index($s)) != null)
+		| select(.cache == $c or ($c == "kmalloc" and (.cache | startswith("kmalloc"))))
+		| "\(.count) \(.class) \(.site) \(.cache)"' "$out/$1/$2.json"
+}
+
+passed=0 failed=0
+while read -r name patch site cache; do
+	case $name in ''|'#'*) continue ;; esac
+	rc=$(cat "$out/buggy/$name.rc" 2>/dev/null)
+	if [ "$rc" != 0 ]; then
+		echo "FAIL $name: the trigger or the recording failed (exit $rc): $(tail -n 2 "$out/buggy/$name.log")"
+		failed=$((failed + 1))
+		continue
+	fi
+	found=$(findings buggy "$name" "$site" "$cache")
+	control=$(findings fixed "$name" "$site" "$cache")
+	if [ -n "$found" ] && [ -z "$control" ]; then
+		echo "PASS $name: found $(echo "$found" | head -n 1) ($patch); none without the bug"
+		passed=$((passed + 1))
+	elif [ -z "$found" ]; then
+		echo "FAIL $name: no definite or likely finding at $site ($cache); see $out/buggy/$name.txt"
+		head -n 12 "$out/buggy/$name.txt" | sed 's/^/    /'
+		failed=$((failed + 1))
+	else
+		echo "FAIL $name: found $(echo "$found" | head -n 1), but also without the bug: $control"
+		failed=$((failed + 1))
+	fi
+done < "$dir/cases"
+echo
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * trigger - drive the userspace side of the real-bug cases (tests/realbugs).
+ *
+ *   trigger <case-name> <N>    run the case's sequence N times
+ *   trigger --list             print the case names
+ *
+ * Each case walks, N times, the kernel path that one of the patches in this
+ * directory makes leak a reference, and cleans up everything userspace can
+ * clean up: on a kernel without the patch nothing it allocated stays
+ * allocated once it has exited (some frees are deferred to RCU or a
+ * workqueue, hence the short settle sleep at the end).
+ *
+ * Exit status: 0 done, 1 a syscall failed unexpectedly (or bad usage),
+ * 2 the kernel lacks the feature (the reason is printed).
+ *
+ * Build: gcc -static -O2 -Wall -Wextra -o trigger trigger.c
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef IN_MASK_CREATE
+#define IN_MASK_CREATE 0x10000000
+#endif
+#ifndef MSG_OOB
+#define MSG_OOB 1
+#endif
+
+/* <linux/keyctl.h>, which libc does not wrap */
+#define KEYCTL_JOIN_SESSION_KEYRING	1
+#define KEYCTL_SETPERM			5
+#define KEY_POS_ALL	0x3f000000
+#define KEY_USR_VIEW	0x00010000
+#define KEY_USR_READ	0x00020000
+#define KEY_USR_SEARCH	0x00080000
+#define KEY_USR_LINK	0x00100000
+
+#define PING_RANGE	"/proc/sys/net/ipv4/ping_group_range"
+#define PING_GID	4242	/* a supplementary group in a 1-gid range */
+
+static const char *case_name = "trigger";
+
+static void __attribute__((noreturn, format(printf, 2, 3)))
+quit(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "trigger: %s: ", case_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(status);
+}
+
+/* a syscall failed unexpectedly: exit 1 with its errno */
+#define fail(what) quit(1, "%s: %s", what, strerror(errno))
+/* the kernel lacks what the case needs: exit 2 */
+#define unsupported(what) quit(2, "%s: %s (kernel lacks the feature)", \
+			       what, strerror(errno))
+
+static int missing_feature(int err)
+{
+	return err == ENOSYS || err == EOPNOTSUPP || err == EAFNOSUPPORT ||
+	       err == EPROTONOSUPPORT || err == ESOCKTNOSUPPORT;
+}
+
+/* Let RCU callbacks and workqueues run the deferred frees. */
+static void settle(void)
+{
+	struct timespec ts = { .tv_sec = 0, .tv_nsec = 300 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * Run fn(i) in a child and wait for it; the child exits 0, 1 or 2 and has
+ * printed its own error.  The parent passes that status on.
+ */
+static void in_child(void (*fn)(int), int i)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		fail("fork");
+	if (pid == 0) {
+		fn(i);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		fail("waitpid");
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return;
+	if (WIFEXITED(status))
+		exit(WEXITSTATUS(status) == 2 ? 2 : 1);
+	quit(1, "child %d killed by signal %d", (int)pid, WTERMSIG(status));
+}
+
+/*
+ * keys-join-session: join (create) a named session keyring, let the user
+ * search it, and join it again while it is already the session keyring.
+ * The second join finds it (taking a reference) and returns 0 from the
+ * "keyring == new->session_keyring" branch, which must drop that
+ * reference.  The child then exits, releasing its session keyring.
+ */
+static void keys_child(int i)
+{
+	struct timespec now;
+	char name[80];
+	long serial, ret;
+
+	/* unique even if a leaked keyring of an earlier run has our pid */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	snprintf(name, sizeof(name), "refleak-%d-%lld.%09ld-%d", (int)getppid(),
+		 (long long)now.tv_sec, now.tv_nsec, i);
+	serial = syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, name);
+	if (serial < 0) {
+		if (missing_feature(errno))
+			unsupported("keyctl(KEYCTL_JOIN_SESSION_KEYRING)");
+		fail("keyctl(KEYCTL_JOIN_SESSION_KEYRING) to create");
+	}
+	if (syscall(SYS_keyctl, KEYCTL_SETPERM, serial,
+		    KEY_POS_ALL | KEY_USR_VIEW | KEY_USR_READ |
+		    KEY_USR_SEARCH | KEY_USR_LINK) < 0)
+		fail("keyctl(KEYCTL_SETPERM)");
+	ret = syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, name);
+	if (ret < 0)
+		fail("keyctl(KEYCTL_JOIN_SESSION_KEYRING) to rejoin");
+	if (ret != 0)
+		quit(1, "rejoining %s returned %ld, not 0: the already-joined "
+		     "branch was not taken", name, ret);
+}
+
+static void case_keys(int n)
+{
+	for (int i = 0; i < n; i++)
+		in_child(keys_child, i);
+}
+
+/*
+ * inotify-mask-create: watch a fresh file, then ask for a watch on it again
+ * with IN_MASK_CREATE.  The lookup of the existing mark takes a reference
+ * that the -EEXIST return must drop.  Then remove the watch, close the
+ * instance and unlink the file.
+ */
+static void case_inotify(int n)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	for (int i = 0; i < n; i++) {
+		int fd, wd, file;
+
+		fd = inotify_init1(IN_CLOEXEC);
+		if (fd < 0) {
+			if (missing_feature(errno))
+				unsupported("inotify_init1");
+			fail("inotify_init1");
+		}
+		snprintf(path, sizeof(path), "%s/refleak-inotify-%d-%d",
+			 dir, (int)getpid(), i);
+		file = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+		if (file < 0)
+			fail(path);
+		close(file);
+		wd = inotify_add_watch(fd, path, IN_MODIFY);
+		if (wd < 0)
+			fail("inotify_add_watch");
+		if (inotify_add_watch(fd, path, IN_MODIFY | IN_MASK_CREATE) >= 0)
+			quit(1, "inotify_add_watch(IN_MASK_CREATE) on a watched "
+			     "file succeeded, expected EEXIST");
+		if (errno == EINVAL)
+			unsupported("inotify_add_watch(IN_MASK_CREATE)");
+		if (errno != EEXIST)
+			fail("inotify_add_watch(IN_MASK_CREATE)");
+		if (inotify_rm_watch(fd, wd) < 0)
+			fail("inotify_rm_watch");
+		if (close(fd) < 0)
+			fail("close(inotify)");
+		if (unlink(path) < 0)
+			fail(path);
+	}
+}
+
+/*
+ * unix-oob-pid: a child sends one MSG_OOB byte on an AF_UNIX stream socket
+ * whose peer has SO_PASSCRED, so the OOB skb gets a reference on the
+ * child's struct pid, which the skb's destructor must drop.  The parent
+ * reads the byte, reaps the child and closes both ends.
+ */
+static int oob_sv[2];
+
+static void unix_child(int i)
+{
+	(void)i;
+	if (send(oob_sv[0], "!", 1, MSG_OOB) != 1) {
+		if (errno == EOPNOTSUPP)
+			unsupported("send(MSG_OOB) on AF_UNIX");
+		fail("send(MSG_OOB)");
+	}
+}
+
+static void case_unix(int n)
+{
+	int one = 1;
+	char c;
+
+	for (int i = 0; i < n; i++) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, oob_sv) < 0) {
+			if (missing_feature(errno))
+				unsupported("socketpair(AF_UNIX)");
+			fail("socketpair(AF_UNIX)");
+		}
+		if (setsockopt(oob_sv[1], SOL_SOCKET, SO_PASSCRED, &one,
+			       sizeof(one)) < 0)
+			fail("setsockopt(SO_PASSCRED)");
+		in_child(unix_child, i);
+		if (recv(oob_sv[1], &c, 1, MSG_OOB | MSG_DONTWAIT) != 1)
+			fail("recv(MSG_OOB)");
+		if (c != '!')
+			quit(1, "recv(MSG_OOB) read %#x, expected '!'", c);
+		if (close(oob_sv[0]) < 0 || close(oob_sv[1]) < 0)
+			fail("close(socket)");
+	}
+}
+
+/*
+ * ping-group-info: with net.ipv4.ping_group_range set to one gid that is
+ * not our egid, a child whose only supplementary group is that gid opens
+ * an ICMP datagram socket: ping_init_sock() takes a reference on the
+ * child's group_info, finds the gid in it and must drop the reference.
+ * The child then exits, releasing its credentials (and group_info).
+ * The original range is restored at the end.
+ */
+static void ping_child(int i)
+{
+	gid_t gid = PING_GID;
+	int s;
+
+	(void)i;
+	if (syscall(SYS_setgroups, 1, &gid) < 0)
+		fail("setgroups");
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_ICMP);
+	if (s < 0) {
+		if (missing_feature(errno))
+			unsupported("socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP)");
+		fail("socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP)");
+	}
+	if (close(s) < 0)
+		fail("close(ping socket)");
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	size_t len = strlen(text);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, len) != (ssize_t)len) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return close(fd);
+}
+
+static void case_ping(int n)
+{
+	char old[64], range[64];
+	ssize_t len;
+	int fd;
+
+	if (getegid() == PING_GID)
+		quit(1, "run with an egid other than %d", PING_GID);
+	fd = open(PING_RANGE, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			unsupported(PING_RANGE " (needs CONFIG_INET and "
+				    "CONFIG_PROC_SYSCTL)");
+		fail(PING_RANGE);
+	}
+	len = read(fd, old, sizeof(old) - 1);
+	if (len <= 0)
+		fail("read " PING_RANGE);
+	close(fd);
+	old[len] = '\0';
+	snprintf(range, sizeof(range), "%d %d\n", PING_GID, PING_GID);
+	if (write_file(PING_RANGE, range) < 0)
+		fail("write " PING_RANGE);
+	for (int i = 0; i < n; i++)
+		in_child(ping_child, i);
+	if (write_file(PING_RANGE, old) < 0)
+		fail("restore " PING_RANGE);
+}
+
+static const struct {
+	const char *name;
+	void (*run)(int n);
+} cases[] = {
+	{ "keys-join-session",	case_keys },
+	{ "inotify-mask-create", case_inotify },
+	{ "unix-oob-pid",	case_unix },
+	{ "ping-group-info",	case_ping },
+};
+
+int main(int argc, char **argv)
+{
+	unsigned int c;
+	char *end;
+	long n;
+
+	if (argc == 2 && !strcmp(argv[1], "--list")) {
+		for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+			printf("%s\n", cases[c].name);
+		return 0;
+	}
+	if (argc != 3) {
+		fprintf(stderr, "usage: trigger <case-name> <N> | trigger --list\n");
+		return 1;
+	}
+	case_name = argv[1];
+	errno = 0;
+	n = strtol(argv[2], &end, 10);
+	if (errno || *end || end == argv[2] || n < 1 || n > 100000)
+		quit(1, "bad count '%s'", argv[2]);
+	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		if (!strcmp(cases[c].name, argv[1])) {
+			cases[c].run((int)n);
+			settle();
+			return 0;
+		}
+	}
+	quit(1, "unknown case (trigger --list shows them)");
+}
