@@ -10,6 +10,28 @@
 . "$(dirname "$0")/lib.sh"
 out=$BUILD/bench
 runs=${BENCH_RUNS:-3}
+# The recording table: what recording costs the workload (guest/record-cost.sh).
+record_cost() {
+	local c=$out/record-cost bins label it secs size lost
+	bins=$("$TOP/scripts/build-guest-bins.sh")
+	# shellcheck disable=SC2086 # one path a word
+	"$TOP/scripts/run-guest.sh" "$TOP/guest/record-cost.sh" "$c" $bins >&2 ||
+		die "the record-cost guest failed (see $c/console.log)"
+	echo "Recording cost: guest/workload/balanced.c for ${RECORD_COST_SECONDS:-15} s each, one run"
+	printf '%-12s %12s %10s %10s %8s\n' recording iterations/s "MB/s" "MB" lost
+	for label in none kmem-nocg kmem-g kmem-put-g refleak; do
+		it=$(sed -n 's/^balanced: \([0-9]*\) iterations in \([0-9.]*\) s.*/\1 \2/p' "$c/cost-$label.out")
+		secs=${it#* } it=${it% *}
+		size=$(cat "$c/cost-$label.size" 2>/dev/null || echo 0)
+		lost=$(grep -o 'lost [0-9]* chunks\|[0-9]* samples lost\|LOST [0-9]*' "$c/cost-$label.err" | head -n 1)
+		awk -v l="$label" -v i="$it" -v s="$secs" -v b="$size" -v lost="${lost:--}" 'BEGIN {
+			printf "%-12s %12.1f %10.2f %10.1f %8s\n", l, i / s, b / s / 1e6, b / 1e6, lost }'
+	done
+	echo
+}
+[ "${BENCH_RECORD:-1}" = 0 ] || record_cost
+[ "${BENCH_RECORD_ONLY:-0}" = 0 ] || exit 0
+
 # BENCH_REUSE=1 times the recordings of the previous run again.
 [ "${BENCH_REUSE:-0}" = 1 ] && [ -f "$out/bench-4x.data" ] ||
 GUEST_MEM=${GUEST_MEM:-8G} GUEST_DISK=${GUEST_DISK:-8G} GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800} \

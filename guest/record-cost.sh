@@ -1,0 +1,37 @@
+#!/bin/sh
+# Runs inside the guest for 'make bench' (the recording table): the balanced
+# real workload (guest/workload/balanced.c) for the same time without
+# recording, under perf record of the kmem events alone (with and without
+# callchains), of the kmem events and the final puts (the v4 event set),
+# and under perf refleak record (every ref_trace event).  Each leaves its
+# iteration count, perf.data size and perf's own summary in /out.
+cd /guest || exit 1
+t=${RECORD_COST_SECONDS:-15}
+ifconfig lo 127.0.0.1 up 2>/dev/null
+kmem="-e kmem:kmalloc -e kmem:kmem_cache_alloc -e kmem:kfree -e kmem:kmem_cache_free"
+# <label> <command...>: the workload under the command (perf options), or alone
+run() {
+	label=$1
+	shift
+	rm -f /tmp/cost.data
+	if [ "$1" = none ]; then
+		./balanced -t "$t" -s 0 > "/out/cost-$label.out" 2> "/out/cost-$label.err"
+	else
+		"$@" -o /tmp/cost.data -- ./balanced -t "$t" -s 0 \
+			> "/out/cost-$label.out" 2> "/out/cost-$label.err"
+	fi
+	size=0
+	[ -f /tmp/cost.data ] && size=$(wc -c < /tmp/cost.data)
+	echo "$size" > "/out/cost-$label.size"
+	echo "cost: $label: $(tail -n 1 "/out/cost-$label.out") $size bytes"
+	rm -f /tmp/cost.data
+}
+run none none
+# shellcheck disable=SC2086 # the event list is split on purpose
+run kmem-nocg perf record -a -R -c 1 -m 1024 $kmem
+# shellcheck disable=SC2086
+run kmem-g perf record -a -R -c 1 -m 1024 -g --kernel-callchains $kmem
+# shellcheck disable=SC2086
+run kmem-put-g perf record -a -R -c 1 -m 1024 -g --kernel-callchains $kmem \
+	-e ref_trace:ref_trace_final_put
+run refleak perf refleak record --settle 0
