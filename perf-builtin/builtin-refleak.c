@@ -271,6 +271,38 @@ static u32 rl_stack(struct refleak_report *rep, struct perf_sample *sample)
 	return refleak__intern_stack(rep->rl, rep->ips, n);
 }
 
+/*
+ * The first frame of a stack outside the counting helpers.  An event's
+ * caller is in an out-of-line copy of the helper when the compiler made one
+ * (-Os does, per file); an anomaly on a counter in no known allocation is
+ * reported under its caller, which must then be the helper's user.
+ */
+static u64 rl_user_frame(struct refleak_report *rep, u32 stack, u64 caller)
+{
+	static const char * const helpers[] = {
+		"__ref_trace_", "ref_trace_", "refcount_", "__refcount_", "kref_", "percpu_ref_",
+	};
+	struct machine *machine = &rep->session->machines.host;
+	const u64 *ips;
+	u32 nr, i;
+	size_t h;
+
+	ips = refleak__stack(rep->rl, stack, &nr);
+	for (i = 0; i < nr; i++) {
+		struct map *map = NULL;
+		struct symbol *sym = machine__find_kernel_symbol(machine, ips[i], &map);
+
+		if (!sym)
+			continue;
+		for (h = 0; h < ARRAY_SIZE(helpers); h++)
+			if (strstarts(sym->name, helpers[h]))
+				break;
+		if (h == ARRAY_SIZE(helpers))
+			return ips[i];
+	}
+	return caller;
+}
+
 static void rl_note_time(struct refleak_report *rep, struct perf_sample *sample)
 {
 	int cpu = (int)sample->cpu;
@@ -377,6 +409,7 @@ static int process_sample_event(const struct perf_tool *tool,
 			.caller	= rl_field(evsel, info->call_site, sample),
 			.stack	= rl_stack(rep, sample),
 		};
+		ev.caller = rl_user_frame(rep, ev.stack, ev.caller);
 		err = refleak__anomaly(rep->rl, &ev);
 		break;
 	}

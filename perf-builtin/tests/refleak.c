@@ -787,6 +787,48 @@ static int test__refleak_lifecycle(struct test_suite *test __maybe_unused,
 	return TEST_OK;
 }
 
+/*
+ * final_put_not_freed is definite when the site frees right after the put,
+ * never frees after a put, or freed other objects after this put; a site
+ * that frees through deferred work (50 ms or more after the put) and freed
+ * nothing since the put says "not yet" (the last net namespace waits for
+ * the next cleanup_net() run).
+ */
+static int test__refleak_put_not_freed(struct test_suite *test __maybe_unused,
+				       int subtest __maybe_unused)
+{
+	struct refleak *rl = new_engine(false);
+	const struct refleak_stats *st;
+	struct refleak_group *g;
+
+	TEST_ASSERT_VAL("engine", rl);
+	/* site A: put at 1 s, freed 100 ms later; the next one put, never freed */
+	ev_alloc(rl, T0, 0x10000, 128, SITE_A, "a", 0);
+	ev_put(rl, T0 + 1 * SEC, 0x10008, 0);
+	ev_free(rl, T0 + 1 * SEC + 100 * MS, 0x10000, "a", 0);
+	ev_alloc(rl, T0 + 2 * SEC, 0x20000, 128, SITE_A, "a", 0);
+	ev_put(rl, T0 + 3 * SEC, 0x20008, 0);
+	/* site B: the first put is never freed, a later object is put and freed */
+	ev_alloc(rl, T0, 0x30000, 128, SITE_B, "b", 0);
+	ev_put(rl, T0 + 1 * SEC, 0x30008, 0);
+	ev_alloc(rl, T0 + 2 * SEC, 0x40000, 128, SITE_B, "b", 0);
+	ev_put(rl, T0 + 3 * SEC, 0x40008, 0);
+	ev_free(rl, T0 + 3 * SEC + 10 * MS, 0x40000, "b", 0);
+	/* site N: never frees after a put (every object leaks) */
+	ev_alloc(rl, T0, 0x50000, 128, SITE_N, "n", 0);
+	ev_put(rl, T0 + 1 * SEC, 0x50008, 0);
+
+	st = finish(rl, T0 + 10 * SEC);
+	g = only_group(rl, REFLEAK_PUT_NOT_FREED_YET);
+	TEST_ASSERT_VAL("not yet: site A", g && g->site->call_site == SITE_A && g->count == 1);
+	TEST_ASSERT_VAL("definite: sites B and N",
+			st->class_count[REFLEAK_FINAL_PUT_NOT_FREED] == 2);
+	TEST_ASSERT_VAL("tiers", st->tier_count[REFLEAK_TIER_DEFINITE] == 2 &&
+			st->tier_count[REFLEAK_TIER_POSSIBLE] == 1);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
 static struct test_case tests__refleak[] = {
 	TEST_CASE("balanced object", refleak_balanced),
 	TEST_CASE("one object per class", refleak_classes),
@@ -802,6 +844,7 @@ static struct test_case tests__refleak[] = {
 	TEST_CASE("likely leaks: born, never put, process gone, repeated", refleak_likely),
 	TEST_CASE("anomalies are definite, with or without an allocation", refleak_anomalies),
 	TEST_CASE("counters born, revived, retired", refleak_lifecycle),
+	TEST_CASE("final put not freed: definite, or not yet", refleak_put_not_freed),
 	{ .name = NULL, }
 };
 

@@ -44,6 +44,8 @@
 #define REFLEAK_MAX_OFFSETS	16
 /* counters followed per object (task_struct has three refcount_t) */
 #define REFLEAK_MAX_COUNTERS	4
+/* a free this long after the final put came through deferred work */
+#define REFLEAK_DEFERRED_FREE_NS	(50ULL * 1000 * 1000)
 /* slots of the direct-mapped cache in front of the stack hashmap */
 #define REFLEAK_STACK_CACHE	256
 
@@ -72,6 +74,7 @@ struct rl_obj {
 	u64			size;
 	u64			alloc_ns;
 	u64			put_ns;
+	u64			last_put_ns;	/* latest final put on any counter */
 	u64			put_ref;	/* refcount address of the first final put */
 	u64			put2_ns;
 	u64			free_ns;
@@ -195,6 +198,9 @@ static const struct {
 	[REFLEAK_FREED_WITHOUT_FINAL_PUT] = { "freed_without_final_put",
 		"freed while the counter never reached zero (legal with one reference left)",
 		"lifetime", REFLEAK_TIER_POSSIBLE },
+	[REFLEAK_PUT_NOT_FREED_YET]	  = { "put_not_freed_yet",
+		"counter reached zero, not freed yet: its site frees late and freed nothing since",
+		"since put", REFLEAK_TIER_POSSIBLE },
 	[REFLEAK_OUTSTANDING]		  = { "outstanding",
 		"live at the end, counter never reached zero: in use, or leaked", "age",
 		REFLEAK_TIER_POSSIBLE },
@@ -845,14 +851,25 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 	} else {
 		to = end_ns;
 		if (o->nr_puts && !rl_obj__live_ctr(o)) {
-			age = end_ns > o->put_ns ? end_ns - o->put_ns : 0;
+			/* releasable since its last counter reached zero */
+			age = end_ns > o->last_put_ns ? end_ns - o->last_put_ns : 0;
 			if (age < rl->cfg.min_age_ns) {
 				/* e.g. waiting for kfree_rcu() when the recording stopped */
 				rl->stats.nr_pending_free++;
 				free(o);
 				return;
 			}
-			class = REFLEAK_FINAL_PUT_NOT_FREED;
+			/*
+			 * A site whose frees come through deferred work (RCU,
+			 * a workqueue: the last net namespace waits for the
+			 * next cleanup_net() run) and that freed nothing since
+			 * this put may just not have got to it: "not yet".
+			 */
+			if (o->site->max_put_free_ns >= REFLEAK_DEFERRED_FREE_NS &&
+			    o->site->last_put_free_ns < o->last_put_ns)
+				class = REFLEAK_PUT_NOT_FREED_YET;
+			else
+				class = REFLEAK_FINAL_PUT_NOT_FREED;
 		} else {
 			/* another counter of it still holds references: in use */
 			class = o->likely ? REFLEAK_LIKELY_LEAK : REFLEAK_OUTSTANDING;
@@ -1144,6 +1161,7 @@ static int rl_free_unknown(struct refleak *rl, const struct refleak_free_ev *ev,
 	if (orph) {
 		o->nr_puts = orph->count;
 		o->put_ns = orph->time;
+		o->last_put_ns = orph->time2 ? orph->time2 : orph->time;
 		o->stack[REFLEAK_STACK_PUT] = orph->stack;
 		o->put2_ns = orph->time2;
 		o->put2_stack = orph->stack2;
@@ -1174,6 +1192,11 @@ int refleak__free(struct refleak *rl, const struct refleak_free_ev *ev)
 	o->freed = true;
 	o->free_ns = ev->time;
 	o->stack[REFLEAK_STACK_FREE] = ev->stack;
+	if (o->nr_puts) {
+		o->site->last_put_free_ns = ev->time;
+		if (ev->time - o->last_put_ns > o->site->max_put_free_ns)
+			o->site->max_put_free_ns = ev->time - o->last_put_ns;
+	}
 	rl_bury(rl, o);
 	return 0;
 }
@@ -1192,6 +1215,7 @@ int refleak__final_put(struct refleak *rl, const struct refleak_put_ev *ev)
 
 		if (ctr)
 			ctr->state = RL_CTR_ZERO;
+		o->last_put_ns = ev->time;
 		if (o->nr_puts == 0) {
 			o->put_ns = ev->time;
 			o->put_ref = ev->obj;
@@ -1275,6 +1299,7 @@ int refleak__set(struct refleak *rl, const struct refleak_set_ev *ev)
 		rl->stats.nr_revived++;
 		o->nr_puts = 0;
 		o->put_ns = 0;
+		o->last_put_ns = 0;
 		o->put2_ns = 0;
 		o->stack[REFLEAK_STACK_PUT] = 0;
 		o->put2_stack = 0;

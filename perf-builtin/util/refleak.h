@@ -29,6 +29,7 @@ enum refleak_class {
 	REFLEAK_FINAL_PUT_NOT_FREED,
 	REFLEAK_LIKELY_LEAK,
 	REFLEAK_FREED_WITHOUT_FINAL_PUT,
+	REFLEAK_PUT_NOT_FREED_YET,
 	REFLEAK_OUTSTANDING,
 	REFLEAK_BALANCED,
 	REFLEAK_NR_CLASSES,
@@ -203,6 +204,9 @@ struct refleak_site {
 	bool			offset_known;
 	bool			offset_mixed;	/* puts seen at different offsets */
 	bool			no_alloc;	/* pseudo site: anomalies on no known object */
+	/* frees of objects after their final put: the last one, longest delay */
+	u64			last_put_free_ns;
+	u64			max_put_free_ns;
 	u64			ref_offset;
 	struct refleak_group	*groups[REFLEAK_NR_CLASSES];
 	struct refleak_site	*next;		/* hash chain / list */
