@@ -158,7 +158,23 @@ else
 	done < "$logs/perf-test.results"
 fi
 
-# 5. perf refleak on bad input, with AddressSanitizer and UBSan
+# 5. real upstream reference leaks, reintroduced (tests/realbugs/): each must
+# be found with the bug and not without it
+if [ -s "$TOP/tests/realbugs/cases" ]; then
+	"$TOP/scripts/realbugs.sh" > "$logs/realbugs.log" 2>&1
+	grep -E '^(PASS|FAIL) ' "$logs/realbugs.log" > "$logs/realbugs.results"
+	[ -s "$logs/realbugs.results" ] || fail realbugs "no result, see $logs/realbugs.log"
+	while read -r status rest; do
+		name=${rest%%:*}
+		if [ "$status" = PASS ]; then
+			pass "realbugs:$name (${rest#*: found })"
+		else
+			fail "realbugs:$name" "${rest#*: }"
+		fi
+	done < "$logs/realbugs.results"
+fi
+
+# 6. perf refleak on bad input, with AddressSanitizer and UBSan
 if [ -f "$TOP/tests/host/bad-input.sh" ]; then
 	if "$TOP/scripts/build-perf.sh" --asan > "$logs/build-perf-asan.log" 2>&1; then
 		bash "$TOP/tests/host/bad-input.sh" "$BUILD/perf-asan" > "$logs/bad-input.log" 2>&1
