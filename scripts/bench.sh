@@ -14,6 +14,8 @@ runs=${BENCH_RUNS:-3}
 record_cost() {
 	local c=$out/record-cost bins label it secs size lost
 	bins=$("$TOP/scripts/build-guest-bins.sh")
+	# BENCH_REUSE=1 prints the table of the previous run again
+	[ "${BENCH_REUSE:-0}" = 1 ] && [ -f "$c/cost-refleak.out" ] ||
 	# shellcheck disable=SC2086 # one path a word
 	"$TOP/scripts/run-guest.sh" "$TOP/guest/record-cost.sh" "$c" $bins >&2 ||
 		die "the record-cost guest failed (see $c/console.log)"
@@ -23,7 +25,8 @@ record_cost() {
 		it=$(sed -n 's/^balanced: \([0-9]*\) iterations in \([0-9.]*\) s.*/\1 \2/p' "$c/cost-$label.out")
 		secs=${it#* } it=${it% *}
 		size=$(cat "$c/cost-$label.size" 2>/dev/null || echo 0)
-		lost=$(grep -o 'lost [0-9]* chunks\|[0-9]* samples lost\|LOST [0-9]*' "$c/cost-$label.err" | head -n 1)
+		lost=$(grep -o 'lost [0-9]* chunks\|[0-9]* samples lost\|LOST [0-9]*' "$c/cost-$label.err" |
+			head -n 1 || true)
 		awk -v l="$label" -v i="$it" -v s="$secs" -v b="$size" -v lost="${lost:--}" 'BEGIN {
 			printf "%-12s %12.1f %10.2f %10.1f %8s\n", l, i / s, b / s / 1e6, b / 1e6, lost }'
 	done
