@@ -9,7 +9,7 @@ SHELL := /bin/bash
 export KSRC KDEB PERF_REFLEAK_CACHE
 S := scripts
 
-.PHONY: all perf kernel tree initramfs deps vm-shell demo check bench series fixtures realbugs fresh-check help clean
+.PHONY: all perf kernel tree initramfs deps vm-shell demo check bench series fixtures realbugs fresh-check realistic help clean
 
 all: perf ## build perf (with perf refleak) as build/perf
 
@@ -42,6 +42,9 @@ check: deps ## build and run every test; ends with "N passed, N failed, N skippe
 
 bench: kernel initramfs ## perf refleak report vs perf kmem and perf script on a large recording
 	@$(S)/bench.sh
+
+realistic: deps ## the realistic guest (x86_64 defconfig + our options): workload figures, findings
+	@$(S)/realistic.sh
 
 fresh-check: ## make demo + make check on a new minimal Debian 12 root (mmdebstrap), cold
 	@$(S)/fresh-check.sh

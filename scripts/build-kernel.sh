@@ -1,13 +1,26 @@
 #!/usr/bin/env bash
-# Build the guest kernel from the assembled tree: tinyconfig plus the
-# fragments in kernel/configs/, with ccache, in a cached object directory.
-# Copies the result to build/bzImage and build/vmlinux (for symbols).
+# Build the guest kernel from the assembled tree, with ccache, in a cached
+# object directory:
+#   KERNEL_FLAVOR=small (default)  tinyconfig + kernel/configs/*.config;
+#                                  build/bzImage, build/vmlinux
+#   KERNEL_FLAVOR=realistic        x86_64 defconfig + kernel/configs/refleak.config
+#                                  + kernel/configs/realistic/*.config;
+#                                  build/bzImage-realistic, build/vmlinux-realistic
 . "$(dirname "$0")/lib.sh"
 
 tree=$("$TOP/scripts/assemble-tree.sh")
+flavor=${KERNEL_FLAVOR:-small}
+base=tinyconfig suffix=
+case $flavor in
+small) ;;
+realistic) base=defconfig suffix=-realistic KBUILD=$CACHE/kbuild-realistic-$KEY ;;
+*) die "KERNEL_FLAVOR=$flavor: small or realistic" ;;
+esac
 # KERNEL_FRAGMENTS="a.config b.config" picks fragments from kernel/configs/
 # (e.g. guest.config alone for a kernel without our options).
-if [ -n "${KERNEL_FRAGMENTS:-}" ]; then
+if [ "$flavor" = realistic ]; then
+	fragments=("$TOP/kernel/configs/refleak.config" "$TOP"/kernel/configs/realistic/*.config)
+elif [ -n "${KERNEL_FRAGMENTS:-}" ]; then
 	read -ra fragments <<< "$KERNEL_FRAGMENTS"
 	fragments=("${fragments[@]/#/$TOP/kernel/configs/}")
 else
@@ -17,11 +30,11 @@ kmake() { make -s -C "$tree" O="$KBUILD" ARCH=x86_64 CC="ccache gcc" HOSTCC="cca
 
 # Regenerate .config only when a fragment changed; otherwise let kbuild's
 # own dependency tracking decide what to rebuild.
-want=$(inputs_hash kernel/configs)-${KERNEL_FRAGMENTS:-all}
+want=$(inputs_hash kernel/configs)-${KERNEL_FRAGMENTS:-all}-$flavor
 if [ ! -f "$KBUILD/.config" ] || [ "$(cat "$KBUILD/.refleak-config" 2>/dev/null)" != "$want" ]; then
-	log "configuring: tinyconfig + ${fragments[*]##*/}"
+	log "configuring: $base + ${fragments[*]##*/}"
 	mkdir -p "$KBUILD"
-	kmake tinyconfig >/dev/null
+	kmake $base >/dev/null
 	"$tree/scripts/kconfig/merge_config.sh" -m -O "$KBUILD" "$KBUILD/.config" "${fragments[@]}" >/dev/null
 	kmake olddefconfig >/dev/null
 	# A fragment line that did not survive olddefconfig (a typo, or a
@@ -48,5 +61,5 @@ else
 	log "kernel built in $(( $(date +%s) - start )) s"
 	echo "$stamp" > "$KBUILD/.refleak-built"
 fi
-cp "$KBUILD/arch/x86/boot/bzImage" "$BUILD/bzImage.tmp" && mv "$BUILD/bzImage.tmp" "$BUILD/bzImage"
-ln -sf "$KBUILD/vmlinux" "$BUILD/vmlinux"
+cp "$KBUILD/arch/x86/boot/bzImage" "$BUILD/bzImage.tmp" && mv "$BUILD/bzImage.tmp" "$BUILD/bzImage$suffix"
+ln -sf "$KBUILD/vmlinux" "$BUILD/vmlinux$suffix"
