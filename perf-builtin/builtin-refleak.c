@@ -133,6 +133,8 @@ struct refleak_report {
 	const char		*min_age_str;
 	bool			objects;
 	bool			all;
+	bool			folded;
+	unsigned int		max_stack;
 	bool			callchain;
 	bool			json;
 	bool			fail_on_leak;
@@ -673,18 +675,73 @@ static struct rl_row *rl_rows(struct refleak_report *rep, enum refleak_class cla
 /* ------------------------------------------------------------------ */
 /* text output                                                         */
 
-static void rl_print_stack_folded(struct refleak_report *rep, FILE *fp, u32 id, u64 count)
+/*
+ * Frames a reader of a verdict does not need: the tracing machinery that
+ * took the callchain, and the allocator and counting helpers the event fired
+ * in (their out-of-line copies at -Os).  The frame that matters, the one
+ * that allocated, put or freed, comes first after them.
+ */
+static bool rl_noise_frame(const char *name)
+{
+	static const char * const noise[] = {
+		"trace_", "perf_trace_", "perf_tp_event", "perf_swevent_", "__perf_",
+		"perf_trace_run_bpf_submit", "trace_event_raw_event_", "__traceiter_",
+		"__ref_trace_", "ref_trace_", "refcount_", "__refcount_", "percpu_ref_put",
+		"kmem_cache_alloc", "kmem_cache_zalloc", "__kmalloc", "kmalloc", "_kmalloc",
+		"_kzalloc", "kzalloc", "__kmem_cache", "kmem_cache_free", "kfree", "kvfree",
+		"kvmalloc", "__kvmalloc", "slab_", "___slab_", "__slab_",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(noise); i++)
+		if (strstarts(name, noise[i]))
+			return true;
+	return false;
+}
+
+/* symbol of a kernel address, without offset when !offset */
+static const char *rl_frame_name(struct refleak_report *rep, u64 addr, bool offset,
+				 char *buf, size_t size)
+{
+	struct machine *machine = &rep->session->machines.host;
+	struct map *map = NULL;
+	struct symbol *sym = machine__find_kernel_symbol(machine, addr, &map);
+
+	if (!sym || !map)
+		snprintf(buf, size, "%#" PRIx64, addr);
+	else if (offset)
+		snprintf(buf, size, "%s+%#" PRIx64, sym->name, addr - map__unmap_ip(map, sym->start));
+	else
+		snprintf(buf, size, "%s", sym->name);
+	return buf;
+}
+
+/* index of the first frame of a leaf-first stack after the noise frames */
+static u32 rl_first_frame(struct refleak_report *rep, const u64 *ips, u32 nr)
+{
+	char buf[256];
+	u32 i;
+
+	for (i = 0; i < nr; i++)
+		if (!rl_noise_frame(rl_frame_name(rep, ips[i], false, buf, sizeof(buf))))
+			return i;
+	return 0;	/* all noise: show everything */
+}
+
+/* one stack, leaf first, one frame per line, as perf lock contention does */
+static void rl_print_stack(struct refleak_report *rep, FILE *fp, u32 id, u64 count)
 {
 	char buf[256];
 	const u64 *ips;
-	u32 nr, i;
+	u32 nr, i, first, shown = 0;
 
 	ips = refleak__stack(rep->rl, id, &nr);
-	fprintf(fp, "        %8" PRIu64 "  ", count);
-	/* folded: outermost caller first, as in stackcollapse */
-	for (i = nr; i > 0; i--)
-		fprintf(fp, "%s%s", rl_sym(rep, ips[i - 1], buf, sizeof(buf)), i > 1 ? ";" : "");
-	fputc('\n', fp);
+	first = rl_first_frame(rep, ips, nr);
+	fprintf(fp, "        %" PRIu64 " time%s:\n", count, count == 1 ? "" : "s");
+	for (i = first; i < nr && (!rep->max_stack || shown < rep->max_stack); i++, shown++)
+		fprintf(fp, "            %s\n", rl_frame_name(rep, ips[i], true, buf, sizeof(buf)));
+	if (i < nr)
+		fprintf(fp, "            ... %u more (--max-stack)\n", nr - i);
 }
 
 #define RL_MAX_TEXT_STACKS	10
@@ -700,11 +757,42 @@ static void rl_print_stacks(struct refleak_report *rep, FILE *fp, struct refleak
 		sc = refleak_group__stacks(g, k, &n);
 		if (!sc)
 			continue;
-		fprintf(fp, "      %s stacks (%zu distinct):\n", refleak_stack_kind__name(k), n);
+		fprintf(fp, "      %s stack%s (%zu distinct):\n", refleak_stack_kind__name(k),
+			n == 1 ? "" : "s", n);
 		for (i = 0; i < n && (i < RL_MAX_TEXT_STACKS || verbose > 0); i++)
-			rl_print_stack_folded(rep, fp, sc[i].id, sc[i].count);
+			rl_print_stack(rep, fp, sc[i].id, sc[i].count);
 		if (i < n)
 			fprintf(fp, "        ... %zu more (use -v)\n", n - i);
+		free(sc);
+	}
+}
+
+/*
+ * --folded: one line per stack of every listed group, root first, function
+ * names without offsets, the count last, as flamegraph.pl reads them; the
+ * class and the stack kind are the two root frames.
+ */
+static void rl_print_folded(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
+{
+	int k;
+
+	for (k = 0; k < REFLEAK_NR_STACK_KINDS; k++) {
+		struct refleak_stack_count *sc;
+		size_t n, i;
+
+		sc = refleak_group__stacks(g, k, &n);
+		for (i = 0; sc && i < n; i++) {
+			char buf[256];
+			const u64 *ips;
+			u32 nr, f, first;
+
+			ips = refleak__stack(rep->rl, sc[i].id, &nr);
+			first = rl_first_frame(rep, ips, nr);
+			fprintf(fp, "%s;%s", refleak_class__name(g->class), refleak_stack_kind__name(k));
+			for (f = nr; f > first; f--)
+				fprintf(fp, ";%s", rl_frame_name(rep, ips[f - 1], false, buf, sizeof(buf)));
+			fprintf(fp, " %" PRIu64 "\n", sc[i].count);
+		}
 		free(sc);
 	}
 }
@@ -985,9 +1073,11 @@ static void rl_print_json(struct refleak_report *rep, FILE *fp)
 			fprintf(fp, ", \"call_site\": \"%#" PRIx64 "\", \"cache\": ", g->site->call_site);
 			json_str(fp, g->site->cache ?: "?");
 			fprintf(fp, ", \"count\": %" PRIu64 ", \"bytes\": %" PRIu64
-				", \"max_age_ms\": %.3f, \"ref_offset\": %" PRId64,
+				", \"max_age_ms\": %.3f, \"ref_offset\": %" PRId64
+				", \"ref_offset_mixed\": %s",
 				g->count, g->bytes, (double)g->max_age_ns / NSEC_PER_MSEC,
-				g->site->offset_known ? (s64)g->site->ref_offset : (s64)-1);
+				g->site->offset_known ? (s64)g->site->ref_offset : (s64)-1,
+				g->site->offset_mixed ? "true" : "false");
 			if (rep->has_callchain)
 				json_stacks(rep, fp, g);
 			json_objects(fp, g);
@@ -1087,8 +1177,9 @@ static int rl_validate_options(int argc, const char **argv, const struct option 
 static int rl_report(int argc, const char **argv)
 {
 	struct refleak_report rep = {
-		.input_name	= "perf.data",
+		.input_name	= NULL,	/* perf.data, or stdin when it is a fifo */
 		.sort_keys	= "count,bytes",
+		.max_stack	= 8,
 	};
 	unsigned int min_repeat = REFLEAK_DEFAULT_MIN_REPEAT;
 	const struct option options[] = {
@@ -1101,6 +1192,10 @@ static int rl_report(int argc, const char **argv)
 	OPT_BOOLEAN('g', "callchain", &rep.callchain,
 		    "show alloc/put/free call stacks per site, folded with counts"),
 	OPT_BOOLEAN(0, "json", &rep.json, "JSON output"),
+	OPT_BOOLEAN(0, "folded", &rep.folded,
+		    "folded stacks of the listed findings, root first, for flamegraph.pl"),
+	OPT_UINTEGER(0, "max-stack", &rep.max_stack,
+		     "frames shown per stack with -g, after the tracing frames (default 8, 0: all)"),
 	OPT_BOOLEAN(0, "fail-on-leak", &rep.fail_on_leak,
 		    "exit with status 3 if any definite or likely finding is made"),
 	OPT_STRING(0, "min-age", &rep.min_age_str, "ms",
@@ -1176,6 +1271,11 @@ static int rl_report(int argc, const char **argv)
 	rep.tool.build_id	= perf_event__process_build_id;
 	rep.tool.finished_round	= process_finished_round;
 
+	if (!rep.input_name) {
+		struct stat in;
+
+		rep.input_name = !fstat(STDIN_FILENO, &in) && S_ISFIFO(in.st_mode) ? "-" : "perf.data";
+	}
 	if (strcmp(rep.input_name, "-")) {
 		struct stat sb;
 
@@ -1261,6 +1361,18 @@ static int rl_report(int argc, const char **argv)
 
 	if (rep.json) {
 		rl_print_json(&rep, stdout);
+	} else if (rep.folded) {
+		for (c = 0; c < REFLEAK_BALANCED; c++) {
+			struct rl_row *rows;
+			size_t nr = 0, i;
+
+			if (!rep.all && refleak_class__tier(c) == REFLEAK_TIER_POSSIBLE)
+				continue;
+			rows = rl_rows(&rep, c, &nr);
+			for (i = 0; rows && i < nr; i++)
+				rl_print_folded(&rep, stdout, rows[i].g);
+			free(rows);
+		}
 	} else {
 		setup_pager();
 		rl_print_header(&rep, stdout, cfg.min_age_ns);

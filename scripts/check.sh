@@ -179,6 +179,17 @@ if [ -f "$TOP/tests/host/bad-input.sh" ]; then
 	if "$TOP/scripts/build-perf.sh" --asan > "$logs/build-perf-asan.log" 2>&1; then
 		bash "$TOP/tests/host/bad-input.sh" "$BUILD/perf-asan" > "$logs/bad-input.log" 2>&1
 		judge host:bad-input $? "$logs/bad-input.log"
+		# the engine's unit tests under AddressSanitizer and UBSan
+		ASAN_OPTIONS=fast_unwind_on_malloc=0 \
+		LSAN_OPTIONS=suppressions=$TOP/tests/host/lsan.supp:print_suppressions=0 \
+			"$BUILD/perf-asan" test -v "refleak correlation engine" > "$logs/asan-perf-test.log" 2>&1
+		n=$(grep -cE '^ *[0-9]+\.[0-9]+: .*: Ok$' "$logs/asan-perf-test.log")
+		if [ "$n" -gt 0 ] && ! grep -qE ': FAILED!|ERROR: (Address|Leak)Sanitizer|runtime error' \
+			"$logs/asan-perf-test.log"; then
+			pass "host:asan-perf-test-engine ($n subtests)"
+		else
+			fail host:asan-perf-test-engine "see $logs/asan-perf-test.log"
+		fi
 	else
 		fail build:perf-asan "see $logs/build-perf-asan.log"
 	fi

@@ -612,6 +612,22 @@ static void rl_site_learn(struct refleak *rl, struct refleak_site *site, u64 off
  * offsets: the site is refcounted all the same, and the offset reported is
  * the one seen most often, marked mixed.
  */
+static bool rl_cache__refcounted(struct refleak *rl, const char *cache)
+{
+	struct rl_offsets *offs;
+
+	/* kmalloc-96, dma-kmalloc-64, ...: also a cache that merged into them */
+	if (!cache || strstr(cache, REFLEAK_KMALLOC))
+		return false;
+	offs = rl_cache_offsets(rl, cache, false);
+	return offs && offs->nr;
+}
+
+/*
+ * Settles the site's counter offset from its cache's: only once every event
+ * is in (refleak__finish()), so that the offset reported does not depend on
+ * when it was first asked, and so on the output options.
+ */
 static bool rl_site__refcounted(struct refleak *rl, struct refleak_site *site)
 {
 	struct rl_offsets *offs;
@@ -684,7 +700,7 @@ static void rl_group__add_object(struct refleak *rl, struct refleak_group *g,
 	 * groups are not reported: keep only a few of their objects, in case
 	 * the site turns out refcounted later in the recording.
 	 */
-	if (!rl_site__refcounted(rl, g->site) && max > 16)
+	if (!g->site->refcounted && !rl_cache__refcounted(rl, g->site->cache) && max > 16)
 		max = 16;
 	if (g->nr_objects >= max) {
 		g->objects_dropped++;
