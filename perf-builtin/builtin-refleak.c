@@ -831,6 +831,7 @@ static void rl_print_class(struct refleak_report *rep, FILE *fp, enum refleak_cl
 {
 	const struct refleak_stats *st = refleak__stats(rep->rl);
 	struct rl_row *rows;
+	char age[32];
 	size_t nr, i;
 
 	if (!st->class_count[class])
@@ -846,30 +847,30 @@ static void rl_print_class(struct refleak_report *rep, FILE *fp, enum refleak_cl
 		refleak_class__tier(class) == REFLEAK_TIER_DEFINITE &&
 		class != REFLEAK_FINAL_PUT_NOT_FREED ? "events" : "objects",
 		refleak_class__help(class));
-	fprintf(fp, "  %-48s %-24s %8s %10s %12s %7s %s\n", "Site", "Cache", "Count", "Bytes",
-		"Max age(ms)", "RefOff", "Notes");
-	fprintf(fp, "  %.48s %.24s %.8s %.10s %.12s %.7s %s\n", graph_dotted_line,
-		graph_dotted_line, graph_dotted_line, graph_dotted_line, graph_dotted_line,
-		graph_dotted_line, "-----");
+	/* the site last, at its own width: rows stay within 100 columns */
+	snprintf(age, sizeof(age), "%s (ms)", refleak_class__age(class));
+	fprintf(fp, "  %6s %9s %15s %7s  %-22s %s\n", "Count", "Bytes", age, "RefOff", "Cache",
+		"Site");
+	fprintf(fp, "  %.6s %.9s %.15s %.7s  %.22s %.4s\n", graph_dotted_line, graph_dotted_line,
+		graph_dotted_line, graph_dotted_line, graph_dotted_line, graph_dotted_line);
 	for (i = 0; i < nr; i++) {
 		struct refleak_group *g = rows[i].g;
 		char off[24];
 
-		if (g->site->offset_mixed)
-			snprintf(off, sizeof(off), "mixed");
-		else if (g->site->offset_known)
-			snprintf(off, sizeof(off), "%#" PRIx64, g->site->ref_offset);
+		/* several offsets (a type with two counters): the most frequent, starred */
+		if (g->site->offset_known)
+			snprintf(off, sizeof(off), "0x%" PRIx64 "%s", g->site->ref_offset,
+				 g->site->offset_mixed ? "*" : "");
 		else
 			snprintf(off, sizeof(off), "?");
-		fprintf(fp, "  %-48s %-24s %8" PRIu64 " %10" PRIu64 " %12.3f %7s",
-			rows[i].site, g->site->no_alloc ? "(no allocation seen)" :
-			g->site->cache ?: "?", g->count, g->bytes,
-			(double)g->max_age_ns / NSEC_PER_MSEC, off);
+		fprintf(fp, "  %6" PRIu64 " %9" PRIu64 " %15.3f %7s  %-22s %s", g->count, g->bytes,
+			(double)g->max_age_ns / NSEC_PER_MSEC, off,
+			g->site->no_alloc ? "(no allocation)" : g->site->cache ?: "?", rows[i].site);
 		if (g->nr_inferred)
-			fprintf(fp, " %" PRIu64 " inferred", g->nr_inferred);
+			fprintf(fp, " [%" PRIu64 " inferred]", g->nr_inferred);
 		if (g->nr_uncertain)
-			color_fprintf(fp, PERF_COLOR_YELLOW, " %" PRIu64 " uncertain", g->nr_uncertain);
-		fprintf(fp, " (%s)\n", refleak_class__age(class));
+			color_fprintf(fp, PERF_COLOR_YELLOW, " [%" PRIu64 " uncertain]", g->nr_uncertain);
+		fputc('\n', fp);
 		if (rep->callchain)
 			rl_print_stacks(rep, fp, g);
 		if (rep->objects)

@@ -13,10 +13,12 @@
 err=0
 tmpdir=
 
+# shellcheck disable=SC2317 # called from the EXIT trap
 cleanup() {
 	[ -n "$tmpdir" ] && rm -rf "$tmpdir"
 	trap - EXIT INT TERM
 }
+# shellcheck disable=SC2154 # st is set inside the trap
 trap 'st=$?; cleanup; exit $st' EXIT
 trap 'err=1; exit 1' INT TERM
 
