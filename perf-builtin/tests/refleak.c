@@ -829,6 +829,37 @@ static int test__refleak_put_not_freed(struct test_suite *test __maybe_unused,
 	return TEST_OK;
 }
 
+/*
+ * Verdicts that rest on an event not happening are not made when events
+ * were lost since: a lost free or final put would explain them.
+ */
+static int test__refleak_lost_absence(struct test_suite *test __maybe_unused,
+				      int subtest __maybe_unused)
+{
+	struct refleak *rl = new_engine(false);
+	const struct refleak_stats *st;
+	int i;
+
+	TEST_ASSERT_VAL("engine", rl);
+	for (i = 0; i < 3; i++) {
+		ev_alloc_pid(rl, T0 + i * MS, 0x10000 + i * 0x1000, SITE_L, 1, 100);
+		ev_set(rl, T0 + i * MS + 1, 0x10000 + i * 0x1000 + 8, 1);
+	}
+	ev_alloc(rl, T0 + 10 * MS, 0x20000, 128, SITE_N, "n", 0);
+	ev_put(rl, T0 + 11 * MS, 0x20008, 0);
+	refleak__exit(rl, 100, T0 + 20 * MS);
+	refleak__lost(rl, T0 + 2 * SEC, T0 + 3 * SEC, 1000);
+	st = finish(rl, T0 + 10 * SEC);
+	TEST_ASSERT_VAL("no likely leak", st->class_count[REFLEAK_LIKELY_LEAK] == 0);
+	TEST_ASSERT_VAL("outstanding instead", st->class_count[REFLEAK_OUTSTANDING] == 3);
+	TEST_ASSERT_VAL("not yet instead of final_put_not_freed",
+			st->class_count[REFLEAK_FINAL_PUT_NOT_FREED] == 0 &&
+			st->class_count[REFLEAK_PUT_NOT_FREED_YET] == 1);
+	TEST_ASSERT_VAL("uncertain", st->nr_uncertain == 4);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
 static struct test_case tests__refleak[] = {
 	TEST_CASE("balanced object", refleak_balanced),
 	TEST_CASE("one object per class", refleak_classes),
@@ -845,6 +876,7 @@ static struct test_case tests__refleak[] = {
 	TEST_CASE("anomalies are definite, with or without an allocation", refleak_anomalies),
 	TEST_CASE("counters born, revived, retired", refleak_lifecycle),
 	TEST_CASE("final put not freed: definite, or not yet", refleak_put_not_freed),
+	TEST_CASE("lost events: no verdict resting on a missing event", refleak_lost_absence),
 	{ .name = NULL, }
 };
 

@@ -199,7 +199,7 @@ static const struct {
 		"freed while the counter never reached zero (legal with one reference left)",
 		"lifetime", REFLEAK_TIER_POSSIBLE },
 	[REFLEAK_PUT_NOT_FREED_YET]	  = { "put_not_freed_yet",
-		"counter reached zero, not freed yet: its site frees late and freed nothing since",
+		"counter reached zero, not freed yet: its site frees late, or events were lost",
 		"since put", REFLEAK_TIER_POSSIBLE },
 	[REFLEAK_OUTSTANDING]		  = { "outstanding",
 		"live at the end, counter never reached zero: in use, or leaked", "age",
@@ -879,10 +879,12 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 			 * A site whose frees come through deferred work (RCU,
 			 * a workqueue: the last net namespace waits for the
 			 * next cleanup_net() run) and that freed nothing since
-			 * this put may just not have got to it: "not yet".
+			 * this put may just not have got to it, and a free lost
+			 * since the put would look the same: "not yet".
 			 */
-			if (o->site->max_put_free_ns >= REFLEAK_DEFERRED_FREE_NS &&
-			    o->site->last_put_free_ns < o->last_put_ns)
+			if ((o->site->max_put_free_ns >= REFLEAK_DEFERRED_FREE_NS &&
+			     o->site->last_put_free_ns < o->last_put_ns) ||
+			    rl_lost_overlap(rl, o->last_put_ns, end_ns))
 				class = REFLEAK_PUT_NOT_FREED_YET;
 			else
 				class = REFLEAK_FINAL_PUT_NOT_FREED;
@@ -1408,6 +1410,9 @@ static bool rl_leak_candidate(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 	long exit_ns;
 
 	if (o->nr_puts || o->anomaly || !o->alloc_ns || o->pid <= 0)
+		return false;
+	/* a lost free or final put would explain it: say nothing about it */
+	if (rl_lost_overlap(rl, o->alloc_ns, end_ns))
 		return false;
 	if (!rl_obj__live_ctr(o) && !rl_site__refcounted(rl, o->site))
 		return false;

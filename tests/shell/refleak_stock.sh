@@ -31,7 +31,7 @@ fi
 tmpdir=$(mktemp -d /tmp/__perf_test_refleak_stock.XXXXXX) || exit 1
 data=$tmpdir/perf.data
 
-if ! perf refleak record -o "$data" -- perf bench sched messaging -g 2 -l 20 \
+if ! perf refleak record -o "$data" -- perf bench sched messaging -g 1 -l 5 \
 	> "$tmpdir/record.out" 2> "$tmpdir/record.err"; then
 	echo "[FAIL] perf refleak record of perf bench sched messaging"
 	cat "$tmpdir/record.err"
@@ -49,8 +49,13 @@ for ev in set final_put; do
 done
 perf refleak report -i "$data" --fail-on-leak -g > "$tmpdir/report.txt" 2>&1
 rc=$?
+findings=$(sed -n 's/^# findings: //p' "$tmpdir/report.txt")
 if [ "$rc" = 0 ]; then
-	echo "[PASS] no definite or likely finding: $(sed -n 's/^# findings: //p' "$tmpdir/report.txt")"
+	echo "[PASS] no definite or likely finding: $findings"
+elif [ "$rc" = 2 ] && grep -q '^# lost events: [1-9]' "$tmpdir/report.txt"; then
+	# exit 2: events were lost, the verdicts are untrusted but none was made
+	echo "[PASS] no definite or likely finding ($findings), with lost events:"
+	grep '^# lost events' "$tmpdir/report.txt"
 else
 	echo "[FAIL] report --fail-on-leak exited $rc:"
 	head -n 40 "$tmpdir/report.txt"
