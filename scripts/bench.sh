@@ -10,16 +10,21 @@
 . "$(dirname "$0")/lib.sh"
 out=$BUILD/bench
 runs=${BENCH_RUNS:-3}
-# The recording table: what recording costs the workload (guest/record-cost.sh).
+# The recording table: what recording costs the workload (guest/record-cost.sh),
+# on the small guest kernel, or with BENCH_KERNEL=realistic on the realistic one
+# (make realistic builds it).
 record_cost() {
-	local c=$out/record-cost bins label it secs size lost
+	local kernel=${BENCH_KERNEL:-small} c bins label it secs size lost img=$BUILD/bzImage
+	c=$out/record-cost-$kernel
+	[ "$kernel" = small ] || img=$BUILD/bzImage-$kernel
+	[ -f "$img" ] || die "no $img: build it with 'make kernel KERNEL_FLAVOR=$kernel'"
 	bins=$("$TOP/scripts/build-guest-bins.sh")
 	# BENCH_REUSE=1 prints the table of the previous run again
 	[ "${BENCH_REUSE:-0}" = 1 ] && [ -f "$c/cost-refleak.out" ] ||
 	# shellcheck disable=SC2086 # one path a word
-	"$TOP/scripts/run-guest.sh" "$TOP/guest/record-cost.sh" "$c" $bins >&2 ||
+	BZIMAGE=$img "$TOP/scripts/run-guest.sh" "$TOP/guest/record-cost.sh" "$c" $bins >&2 ||
 		die "the record-cost guest failed (see $c/console.log)"
-	echo "Recording cost: guest/workload/balanced.c for ${RECORD_COST_SECONDS:-15} s each, one run"
+	echo "Recording cost ($kernel guest kernel): guest/workload/balanced.c for ${RECORD_COST_SECONDS:-15} s each, one run"
 	printf '%-12s %12s %10s %10s %8s\n' recording iterations/s "MB/s" "MB" lost
 	for label in none kmem-nocg kmem-g kmem-put-g refleak; do
 		it=$(sed -n 's/^balanced: \([0-9]*\) iterations in \([0-9.]*\) s.*/\1 \2/p' "$c/cost-$label.out")
