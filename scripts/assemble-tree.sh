@@ -15,8 +15,10 @@ stamp=$TREE/.git/refleak-inputs
 want=$(inputs_hash kernel/series $(cd "$TOP" && ls kernel/*.patch 2>/dev/null) perf-builtin Documentation tests/shell scripts/assemble-tree.sh)
 
 # A tree left with local edits (an interrupted 'make realbugs', which
-# patches it for a while) must never be built as it is.
-if [ -f "$stamp" ] && [ -n "$(git -C "$TREE" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+# patches it for a while, holding the build lock) must never be built as
+# it is.  While the lock is held, the edits may be that build's own.
+if [ -f "$stamp" ] && flock -n "$BUILD_LOCK" true &&
+   [ -n "$(git -C "$TREE" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
 	log "discarding local edits in $TREE"
 	git -C "$TREE" checkout -q -f HEAD -- .
 fi
