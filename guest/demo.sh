@@ -19,7 +19,7 @@ perf refleak record -o /tmp/perf.data -- sh -c "
 	echo 'double_put 2 kmalloc' > $ctl
 	sleep 3"
 echo reclaim > "$ctl"
-perf refleak report -i /tmp/perf.data -g --max-stack 3 > /out/report.txt 2>&1
+perf refleak report -i /tmp/perf.data -g > /out/report.txt 2>&1
 echo "report exit status: $?" >> /out/report.txt
 perf refleak report -i /tmp/perf.data --min-age 0 --json > /out/report.json 2>/dev/null
 cp /tmp/perf.data /out/perf.data
