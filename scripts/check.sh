@@ -78,7 +78,8 @@ fi
 out=$BUILD/guest-check
 "$TOP/scripts/make-initramfs.sh" > "$logs/initramfs.log" 2>&1 &&
 bins=$("$TOP/scripts/build-guest-bins.sh" 2>>"$logs/initramfs.log") &&
-"$TOP/scripts/run-guest.sh" "$TOP/guest/check.sh" "$out" \
+# about 8 minutes here: the stock-workload shell test alone takes minutes
+GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800} "$TOP/scripts/run-guest.sh" "$TOP/guest/check.sh" "$out" \
 	$(ls "$TOP"/kernel/tests/*.sh 2>/dev/null) $bins > "$logs/guest.log" 2>&1
 rc=$?
 judge_strict guest:boot $rc "$logs/guest.log"
