@@ -56,6 +56,7 @@
 #define REFLEAK_SET_TP		"ref_trace:ref_trace_set"
 #define REFLEAK_ANOMALY_TP	"ref_trace:ref_trace_anomaly"
 #define REFLEAK_PUT_SYS		"ref_trace"
+#define REFLEAK_KFREE_RCU_TP	"kmem:kfree_rcu"
 #define REFLEAK_PUT_NAME	"ref_trace_final_put"
 #define REFLEAK_SET_NAME	"ref_trace_set"
 #define REFLEAK_ANOMALY_NAME	"ref_trace_anomaly"
@@ -76,6 +77,7 @@ enum rl_ev_kind {
 	RL_EV_CACHE_ALLOC,
 	RL_EV_KFREE,
 	RL_EV_CACHE_FREE,
+	RL_EV_KFREE_RCU,
 	RL_EV_FINAL_PUT,
 	RL_EV_SET,
 	RL_EV_ANOMALY,
@@ -88,6 +90,7 @@ static const char * const ev_names[RL_EV_NR] = {
 	[RL_EV_CACHE_ALLOC]	= "kmem_cache_alloc",
 	[RL_EV_KFREE]		= "kfree",
 	[RL_EV_CACHE_FREE]	= "kmem_cache_free",
+	[RL_EV_KFREE_RCU]	= "kfree_rcu",
 	[RL_EV_FINAL_PUT]	= "final_put",
 	[RL_EV_SET]		= "set",
 	[RL_EV_ANOMALY]		= "anomaly",
@@ -175,6 +178,8 @@ static struct rl_evsel_info *rl_evsel_info(struct refleak_report *rep, struct ev
 			info->kind = RL_EV_KFREE;
 		else if (!strcmp(tp->name, "kmem_cache_free"))
 			info->kind = RL_EV_CACHE_FREE;
+		else if (!strcmp(tp->name, "kfree_rcu"))
+			info->kind = RL_EV_KFREE_RCU;
 	} else if (!strcmp(tp->system, REFLEAK_PUT_SYS)) {
 		if (!strcmp(tp->name, REFLEAK_PUT_NAME))
 			info->kind = RL_EV_FINAL_PUT;
@@ -191,6 +196,7 @@ static struct rl_evsel_info *rl_evsel_info(struct refleak_report *rep, struct ev
 		fallthrough;
 	case RL_EV_KFREE:
 	case RL_EV_CACHE_FREE:
+	case RL_EV_KFREE_RCU:
 		info->ptr = evsel__field(evsel, "ptr");
 		info->call_site = evsel__field(evsel, "call_site");
 		info->name = evsel__field(evsel, "name");
@@ -368,14 +374,16 @@ static int process_sample_event(const struct perf_tool *tool,
 		break;
 	}
 	case RL_EV_KFREE:
-	case RL_EV_CACHE_FREE: {
+	case RL_EV_CACHE_FREE:
+	case RL_EV_KFREE_RCU: {
 		struct refleak_free_ev ev = {
 			.time		= sample->time,
 			.ptr		= rl_field(evsel, info->ptr, sample),
 			.call_site	= rl_field(evsel, info->call_site, sample),
-			.cache		= info->kind == RL_EV_KFREE ? NULL :
+			.cache		= info->kind != RL_EV_CACHE_FREE ? NULL :
 					  rl_field_str(evsel, info->name, sample, name, sizeof(name)),
 			.cpu		= sample->cpu,
+			.deferred	= info->kind == RL_EV_KFREE_RCU,
 		};
 		if (ev.ptr)
 			ev.stack = rl_stack(rep, sample);
@@ -890,10 +898,11 @@ static void rl_print_header(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 		st->tier_count[REFLEAK_TIER_LIKELY], st->tier_count[REFLEAK_TIER_POSSIBLE],
 		rep->all ? "listed" : "listed with --all");
 	fprintf(fp, "# events: kmalloc %" PRIu64 ", kmem_cache_alloc %" PRIu64 ", kfree %" PRIu64
-		", kmem_cache_free %" PRIu64 ", set %" PRIu64 ", final_put %" PRIu64
-		", anomaly %" PRIu64 ", process exits %" PRIu64 "\n",
+		", kmem_cache_free %" PRIu64 ", kfree_rcu %" PRIu64 ", set %" PRIu64
+		", final_put %" PRIu64 ", anomaly %" PRIu64 ", process exits %" PRIu64 "\n",
 		rep->nr_events[RL_EV_KMALLOC], rep->nr_events[RL_EV_CACHE_ALLOC],
 		rep->nr_events[RL_EV_KFREE], rep->nr_events[RL_EV_CACHE_FREE],
+		rep->nr_events[RL_EV_KFREE_RCU],
 		rep->nr_events[RL_EV_SET], rep->nr_events[RL_EV_FINAL_PUT],
 		rep->nr_events[RL_EV_ANOMALY], st->nr_exits);
 	fprintf(fp, "# duration: %.3f s\n",
@@ -922,6 +931,9 @@ static void rl_print_header(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 		", put less than %.0f ms before the end and not freed yet (e.g. kfree_rcu): %"
 		PRIu64 "\n", st->nr_inferred, st->nr_uncertain,
 		(double)min_age_ns / NSEC_PER_MSEC, st->nr_pending_free);
+	if (st->nr_rcu_requests)
+		fprintf(fp, "# kfree_rcu requests: %" PRIu64 " (counted as frees), their frees seen: %"
+			PRIu64 "\n", st->nr_rcu_requests, st->nr_rcu_freed);
 	if (st->nr_missed_free)
 		fprintf(fp, "# addresses reallocated without a free event: %" PRIu64 "\n",
 			st->nr_missed_free);
@@ -1514,6 +1526,14 @@ static int rl_record(int argc, const char **argv)
 	for (t = 0; t < ARRAY_SIZE(kmem_tps); t++) {
 		rec_argv[rec_argc++] = "-e";
 		rec_argv[rec_argc++] = kmem_tps[t];
+	}
+	if (is_valid_tracepoint(REFLEAK_KFREE_RCU_TP)) {
+		rec_argv[rec_argc++] = "-e";
+		rec_argv[rec_argc++] = REFLEAK_KFREE_RCU_TP;
+	} else {
+		pr_warning("perf refleak: %s not found (kernel without the slab patch): objects "
+			   "given to kfree_rcu() count as freed only when their free event comes, "
+			   "which can be after the recording\n", REFLEAK_KFREE_RCU_TP);
 	}
 	if (!kmem_only) {
 		rec_argv[rec_argc++] = "-e";

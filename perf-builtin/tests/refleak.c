@@ -829,6 +829,56 @@ static int test__refleak_put_not_freed(struct test_suite *test __maybe_unused,
 	return TEST_OK;
 }
 
+static int ev_kfree_rcu(struct refleak *rl, u64 t, u64 ptr)
+{
+	struct refleak_free_ev ev = { .time = t, .ptr = ptr, .deferred = true, };
+
+	return refleak__free(rl, &ev);
+}
+
+/*
+ * kfree_rcu(): the object is freed when its owner asks; the free event of
+ * the allocator that may come later (or after the recording) is expected.
+ */
+static int test__refleak_kfree_rcu(struct test_suite *test __maybe_unused,
+				   int subtest __maybe_unused)
+{
+	struct refleak *rl = new_engine(false);
+	const struct refleak_stats *st;
+
+	TEST_ASSERT_VAL("engine", rl);
+	/* put, kfree_rcu(), freed by the allocator 30 s later: balanced */
+	ev_alloc(rl, T0, 0x10000, 128, SITE_A, "a", 0);
+	ev_put(rl, T0 + 1 * SEC, 0x10008, 0);
+	ev_kfree_rcu(rl, T0 + 1 * SEC + 1 * MS, 0x10000);
+	/* put, kfree_rcu(), never freed in the recording: balanced */
+	ev_alloc(rl, T0, 0x20000, 128, SITE_A, "a", 0);
+	ev_put(rl, T0 + 2 * SEC, 0x20008, 0);
+	ev_kfree_rcu(rl, T0 + 2 * SEC + 1 * MS, 0x20000);
+	/* kfree_rcu() of an object allocated before the recording */
+	ev_kfree_rcu(rl, T0 + 3 * SEC, 0x30000);
+	ev_free(rl, T0 + 31 * SEC, 0x10000, "a", 0);
+	ev_free(rl, T0 + 32 * SEC, 0x30000, "a", 0);
+	/* a kfree_rcu()'d address reused without a free event, then put twice */
+	ev_kfree_rcu(rl, T0 + 33 * SEC, 0x40000);
+	ev_alloc(rl, T0 + 34 * SEC, 0x40000, 128, SITE_B, "b", 0);
+	ev_put(rl, T0 + 35 * SEC, 0x40008, 0);
+	ev_free(rl, T0 + 35 * SEC + 1 * MS, 0x40000, "b", 0);
+	ev_put(rl, T0 + 36 * SEC, 0x40008, 0);
+
+	st = finish(rl, T0 + 40 * SEC);
+	TEST_ASSERT_VAL("requests", st->nr_rcu_requests == 4 && st->nr_rcu_freed == 2);
+	TEST_ASSERT_VAL("no unmatched free", st->nr_unmatched_free == 0);
+	TEST_ASSERT_VAL("balanced", st->class_count[REFLEAK_BALANCED] == 2);
+	TEST_ASSERT_VAL("not final_put_not_freed",
+			st->class_count[REFLEAK_FINAL_PUT_NOT_FREED] == 0 &&
+			st->class_count[REFLEAK_PUT_NOT_FREED_YET] == 0);
+	TEST_ASSERT_VAL("the reused address is still checked",
+			st->class_count[REFLEAK_PUT_AFTER_FREE] == 1);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
 /*
  * Verdicts that rest on an event not happening are not made when events
  * were lost since: a lost free or final put would explain them.
@@ -877,6 +927,7 @@ static struct test_case tests__refleak[] = {
 	TEST_CASE("counters born, revived, retired", refleak_lifecycle),
 	TEST_CASE("final put not freed: definite, or not yet", refleak_put_not_freed),
 	TEST_CASE("lost events: no verdict resting on a missing event", refleak_lost_absence),
+	TEST_CASE("kfree_rcu: freed when asked, the late free expected", refleak_kfree_rcu),
 	{ .name = NULL, }
 };
 

@@ -135,6 +135,7 @@ struct refleak {
 	u32			nr_grave;
 	/* final puts on unknown objects, by address, FIFO by time */
 	struct hashmap		*orphans;
+	struct hashmap		*rcu_pending;	/* kfree_rcu()'d, free not seen yet */
 	struct list_head	orphan_fifo;
 	u64			nr_orphan_puts;
 	u64			nr_orphan_matched;
@@ -335,10 +336,11 @@ struct refleak *refleak__new(const struct refleak_config *cfg)
 	rl->strs = hashmap__new(strkey_hash, strkey_equal, NULL);
 	rl->stack_map = hashmap__new(stack_hash, stack_equal, NULL);
 	rl->exits = hashmap__new(u64_hash, u64_equal, NULL);
+	rl->rcu_pending = hashmap__new(u64_hash, u64_equal, NULL);
 	rl->tmp_stack = malloc(sizeof(struct rl_stack) + REFLEAK_MAX_STACK * sizeof(u64));
 	if (IS_ERR(rl->orphans) || IS_ERR(rl->sites) || IS_ERR(rl->cache_offsets) ||
 	    IS_ERR(rl->strs) || IS_ERR(rl->stack_map) || IS_ERR(rl->exits) ||
-	    !rl->tmp_stack) {
+	    IS_ERR(rl->rcu_pending) || !rl->tmp_stack) {
 		if (IS_ERR(rl->orphans))
 			rl->orphans = NULL;
 		if (IS_ERR(rl->sites))
@@ -351,6 +353,8 @@ struct refleak *refleak__new(const struct refleak_config *cfg)
 			rl->stack_map = NULL;
 		if (IS_ERR(rl->exits))
 			rl->exits = NULL;
+		if (IS_ERR(rl->rcu_pending))
+			rl->rcu_pending = NULL;
 		refleak__delete(rl);
 		return NULL;
 	}
@@ -419,6 +423,7 @@ void refleak__delete(struct refleak *rl)
 	}
 	hashmap__free(rl->stack_map);
 	hashmap__free(rl->exits);
+	hashmap__free(rl->rcu_pending);
 	for (s = 0; s < rl->nr_stacks; s++)
 		free(rl->stacks[s]);
 	free(rl->stacks);
@@ -1080,6 +1085,25 @@ static bool rl_bad_ptr(u64 ptr)
 	return ptr == 0 || ptr >= (u64)-4095;	/* NULL or ERR_PTR */
 }
 
+/*
+ * Addresses given to kfree_rcu() whose free event has not come yet.  The
+ * free that comes is the allocator finishing what its owner asked for:
+ * consumed here, it is neither an unmatched free nor a second free.
+ */
+static int rl_rcu_pending_add(struct refleak *rl, u64 ptr, u64 time)
+{
+	int err = hashmap__set(rl->rcu_pending, ptr, time, NULL, NULL);
+
+	return err == -ENOMEM ? err : 0;
+}
+
+static bool rl_rcu_pending_del(struct refleak *rl, u64 ptr)
+{
+	if (!hashmap__size(rl->rcu_pending))
+		return false;
+	return hashmap__delete(rl->rcu_pending, ptr, NULL, NULL);
+}
+
 int refleak__alloc(struct refleak *rl, const struct refleak_alloc_ev *ev)
 {
 	const char *cache = refleak__intern_str(rl, ev->cache ? ev->cache : REFLEAK_KMALLOC);
@@ -1094,6 +1118,9 @@ int refleak__alloc(struct refleak *rl, const struct refleak_alloc_ev *ev)
 	}
 	if (!cache)
 		return -ENOMEM;
+
+	/* a kfree_rcu()'d address reused: its deferred free was not seen */
+	rl_rcu_pending_del(rl, ev->ptr);
 
 	/* live objects overlapping the new one: their free was not seen */
 	while ((o = rl_floor(&rl->live, ev->ptr + size - 1)) != NULL &&
@@ -1197,11 +1224,24 @@ int refleak__free(struct refleak *rl, const struct refleak_free_ev *ev)
 	struct rl_obj *o;
 
 	rl_advance(rl, ev->time);
-	rl->stats.nr_free++;
+	if (ev->deferred)
+		rl->stats.nr_rcu_requests++;
+	else
+		rl->stats.nr_free++;
 	if (rl_bad_ptr(ev->ptr))
 		return 0;
 
 	o = rl_find(&rl->live, ev->ptr);
+	if (ev->deferred) {
+		if (rl_rcu_pending_add(rl, ev->ptr, ev->time))
+			return -ENOMEM;
+		if (!o)		/* allocated before the recording */
+			return 0;
+	} else if (rl_rcu_pending_del(rl, ev->ptr)) {
+		rl->stats.nr_rcu_freed++;
+		if (!o)
+			return 0;
+	}
 	if (!o)
 		return rl_free_unknown(rl, ev, cache);
 

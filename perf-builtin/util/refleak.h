@@ -125,6 +125,13 @@ struct refleak_free_ev {
 	const char	*cache;		/* kmem_cache_free name, NULL for kfree */
 	u32		stack;
 	int		cpu;
+	/*
+	 * kmem:kfree_rcu: the owner gave the object up, the allocator frees
+	 * it after a grace period (possibly long after, see
+	 * Documentation/trace/events-kmem.rst).  The object is judged as
+	 * freed here; the free event that follows is expected and ignored.
+	 */
+	bool		deferred;
 };
 
 struct refleak_put_ev {
@@ -226,6 +233,8 @@ struct refleak_stats {
 	u64	nr_unmatched_put;	/* final put on no known object (pre-existing) */
 	u64	nr_inferred_matches;	/* unmatched puts later matched by offset */
 	u64	nr_missed_free;		/* address reallocated without a free */
+	u64	nr_rcu_requests;	/* kfree_rcu() requests */
+	u64	nr_rcu_freed;		/* ... whose deferred free was seen */
 	u64	nr_lost;
 	u64	nr_lost_windows;
 	u64	nr_out_of_order;
