@@ -13,7 +13,9 @@
 #     kind=refcount) and one ref_trace_final_put (kind=refcount), and for
 #     the double_put object one final put and one ref_trace_anomaly
 #     type=sub_uaf.  Events elsewhere in the system are ignored: only the
-#     ref address decides.
+#     ref address decides;
+#  4. kmem:kfree_rcu: one event per object of "rcu 5 kmalloc", at the
+#     object's address, with a driver function as call_site.
 #
 # Exit: 0 pass, 1 fail (reason printed), 2 skip (reason printed).
 
@@ -140,4 +142,40 @@ rc=$?
 cat "$TMP.out"
 [ "$rc" -eq 0 ] ||
 	fail "the ref_trace events did not match the driver's objects ($total events recorded in all)"
-pass "$N balanced objects: one set and one final put each; double_put: final put + sub_uaf anomaly ($total events in all)"
+
+# kmem:kfree_rcu: one event per object the driver's rcu scenario gives to
+# kfree_rcu(), at the object's address, with the driver as call_site.
+perf list 2>/dev/null | grep -q 'kmem:kfree_rcu' || fail "kmem:kfree_rcu absent (slab patch not applied?)"
+perf record -q -e kmem:kfree_rcu -a -o "$DATA" -- \
+	sh -c "echo 'rcu $N kmalloc' > $DIR/control" >"$TMP.rec" 2>&1 ||
+	fail "perf record of kmem:kfree_rcu failed: $(cat "$TMP.rec")"
+perf script -i "$DATA" >"$TMP.rcu" 2>"$TMP.err" || fail "perf script failed: $(cat "$TMP.err")"
+awk '$1 == "rcu" { for (i = 1; i <= NF; i++) if ($i ~ /^obj=/) print tolower(substr($i, 7)) }' \
+	"$DIR_OBJS" >"$TMP.robjs"
+[ "$(grep -c . "$TMP.robjs")" -eq "$N" ] || fail "the driver lists no $N rcu objects"
+awk '
+function norm(v) { v = tolower(v); sub(/^0x/, "", v); sub(/^0+/, "", v); return v }
+FNR == NR { v = $1; sub(/^0+/, "", v); want[v] = 0; next }
+/kfree_rcu:/ {
+	ptr = ""; site = ""
+	for (i = 1; i <= NF; i++) {
+		if (index($i, "ptr=") == 1) ptr = norm(substr($i, 5))
+		if (index($i, "call_site=") == 1) site = substr($i, 11)
+	}
+	if (!(ptr in want))
+		next
+	want[ptr]++
+	if (site !~ /^test_refleak/) {
+		printf "object 0x%s: kfree_rcu call_site=%s, not in the driver\n", ptr, site
+		bad = 1
+	}
+}
+END {
+	for (o in want)
+		if (want[o] != 1) {
+			printf "object 0x%s: %d kmem:kfree_rcu events, expected 1\n", o, want[o]
+			bad = 1
+		}
+	exit bad
+}' "$TMP.robjs" "$TMP.rcu" >"$TMP.out" || fail "kmem:kfree_rcu: $(cat "$TMP.out")"
+pass "$N balanced objects: one set and one final put each; double_put: final put + sub_uaf anomaly ($total events in all); $N kfree_rcu objects: one kmem:kfree_rcu each from the driver"
