@@ -647,6 +647,18 @@ static int test__refleak_likely(struct test_suite *test __maybe_unused,
 	ev_set(rl, now += MS, 0x40008, 1);
 	ev_set(rl, now += MS, 0x41008, 1);
 	refleak__exit(rl, 400, end - 500 * MS);
+	/*
+	 * pid 600 exited, two objects born at site B, which frees most of
+	 * its objects with the counter live (sk_buff-like): outstanding
+	 */
+	ev_alloc_pid(rl, now += MS, 0x60000, SITE_B, 5, 600);
+	ev_set(rl, now += MS, 0x60008, 1);
+	ev_free(rl, now += MS, 0x60000, "c", 0);
+	ev_alloc_pid(rl, now += MS, 0x61000, SITE_B, 5, 600);
+	ev_set(rl, now += MS, 0x61008, 1);
+	ev_alloc_pid(rl, now += MS, 0x62000, SITE_B, 5, 600);
+	ev_set(rl, now += MS, 0x62008, 1);
+	refleak__exit(rl, 600, now += MS);
 	/* pid 500 exited, objects never born and the site never refcounted */
 	ev_alloc_pid(rl, now += MS, 0x50000, SITE_N, 4, 500);
 	ev_alloc_pid(rl, now += MS, 0x51000, SITE_N, 4, 500);
@@ -658,11 +670,11 @@ static int test__refleak_likely(struct test_suite *test __maybe_unused,
 	TEST_ASSERT_VAL("three likely leaks", g->count == 3 && g->nr_born == 3);
 	TEST_ASSERT_VAL("likely tier", st->tier_count[REFLEAK_TIER_LIKELY] == 3);
 	TEST_ASSERT_VAL("no definite", st->tier_count[REFLEAK_TIER_DEFINITE] == 0);
-	TEST_ASSERT_VAL("outstanding: in use, single, unsettled",
-			st->class_count[REFLEAK_OUTSTANDING] == 4);
+	TEST_ASSERT_VAL("outstanding: in use, single, unsettled, site freeing live counters",
+			st->class_count[REFLEAK_OUTSTANDING] == 6);
 	TEST_ASSERT_VAL("unborn objects of an unknown site are not judged",
 			st->nr_untracked == 2);
-	TEST_ASSERT_VAL("exits", st->nr_exits == 4);
+	TEST_ASSERT_VAL("exits", st->nr_exits == 5);
 	TEST_ASSERT_VAL("site learned from births", g->site->offset_known &&
 			g->site->ref_offset == 8);
 	refleak__delete(rl);

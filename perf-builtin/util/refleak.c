@@ -18,8 +18,9 @@
  * with its later free: such verdicts are "inferred".
  *
  * Live objects whose counter never reached zero are likely leaks when their
- * allocating process exited at least min-age before the end and their
- * allocation stack left at least min-repeat of them; the others are only
+ * allocating process exited at least min-age before the end, their
+ * allocation stack left at least min-repeat of them, and their site does
+ * not mostly free objects with a live counter; the others are only
  * outstanding.  Anomalies (refcount_t's own underflow, get from zero,
  * refcount_dec() to zero and saturation checks) are definite findings, also
  * on counters in no known allocation.
@@ -1247,6 +1248,10 @@ int refleak__free(struct refleak *rl, const struct refleak_free_ev *ev)
 
 	rb_erase(&o->node, &rl->live);
 	rl->stats.nr_live_end--;
+	if (o->nr_puts)
+		o->site->nr_freed_after_zero++;
+	else if (rl_obj__live_ctr(o))
+		o->site->nr_freed_live_ctr++;
 	o->freed = true;
 	o->free_ns = ev->time;
 	o->stack[REFLEAK_STACK_FREE] = ev->stack;
@@ -1455,6 +1460,9 @@ static bool rl_leak_candidate(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 	if (rl_lost_overlap(rl, o->alloc_ns, end_ns))
 		return false;
 	if (!rl_obj__live_ctr(o) && !rl_site__refcounted(rl, o->site))
+		return false;
+	/* its site frees objects whose counter never reached zero: no evidence */
+	if (o->site->nr_freed_live_ctr > o->site->nr_freed_after_zero)
 		return false;
 	if (end_ns < o->alloc_ns + rl->cfg.min_age_ns)
 		return false;

@@ -214,6 +214,15 @@ struct refleak_site {
 	/* frees of objects after their final put: the last one, longest delay */
 	u64			last_put_free_ns;
 	u64			max_put_free_ns;
+	/*
+	 * Frees of objects whose counter was seen born: with the counter
+	 * still above zero, and after it reached zero.  A site that mostly
+	 * frees with the counter live (sk_buff: skb_unref() does not
+	 * decrement the last reference) gives no meaning to a counter that
+	 * never reached zero.
+	 */
+	u64			nr_freed_live_ctr;
+	u64			nr_freed_after_zero;
 	u64			ref_offset;
 	struct refleak_group	*groups[REFLEAK_NR_CLASSES];
 	struct refleak_site	*next;		/* hash chain / list */
