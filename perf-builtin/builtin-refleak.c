@@ -48,7 +48,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/time64.h>
 
@@ -64,12 +63,16 @@
 #define REFLEAK_DEFAULT_SETTLE	"2"
 #define REFLEAK_KCONFIG		"CONFIG_REF_TRACE"
 
-/* exit statuses, see Documentation/perf-refleak.txt */
+/*
+ * Exit statuses, see Documentation/perf-refleak.txt.  2 is not used: perf
+ * test reads it as "skip".  Usage errors exit 129 like parse_options().
+ */
 enum {
 	RL_EXIT_OK		= 0,
 	RL_EXIT_FATAL		= 1,
-	RL_EXIT_UNTRUSTED	= 2,
-	RL_EXIT_LEAK		= 3,
+	RL_EXIT_LEAK		= 3,	/* --fail-on-leak: definite or likely finding */
+	RL_EXIT_INCOMPLETE	= 4,	/* --fail-on-leak: none, but events are missing */
+	RL_EXIT_USAGE		= 129,
 };
 
 enum rl_ev_kind {
@@ -1142,14 +1145,25 @@ static bool rl_scan_evlist(struct refleak_report *rep)
 
 		if (!info)
 			continue;
-		if (info->kind == RL_EV_FINAL_PUT)
+		switch (info->kind) {
+		case RL_EV_FINAL_PUT:
 			rep->has_put_event = true;
-		else if (info->kind == RL_EV_SET)
+			break;
+		case RL_EV_SET:
 			rep->has_set_event = true;
-		else if (info->kind == RL_EV_ANOMALY)
-			;
-		else if (info->kind != RL_EV_OTHER)
+			break;
+		case RL_EV_KMALLOC:
+		case RL_EV_CACHE_ALLOC:
+		case RL_EV_KFREE:
+		case RL_EV_CACHE_FREE:
+		case RL_EV_KFREE_RCU:
 			rep->has_kmem_event = true;
+			break;
+		case RL_EV_ANOMALY:	/* the anomaly event says nothing of the others */
+		case RL_EV_OTHER:
+		default:
+			break;
+		}
 		if (info->kind != RL_EV_OTHER && (evsel->core.attr.sample_type & PERF_SAMPLE_CALLCHAIN))
 			rep->has_callchain = true;
 	}
@@ -1161,31 +1175,6 @@ static const char * const refleak_usage[] = {
 	"perf refleak report [<options>]",
 	NULL
 };
-
-/*
- * parse_options() exits with 129 on an unknown option; the documented exit
- * status for usage errors is 1, so validate the command line in a child
- * first (it prints the usage message) and map its failure to 1.
- */
-static int rl_validate_options(int argc, const char **argv, const struct option *options,
-			       const char * const *usage)
-{
-	int status = 0;
-	pid_t pid;
-
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0)
-		return 0;	/* parse for real, perf's own exit status then */
-	if (pid == 0) {
-		parse_options(argc, argv, options, usage, 0);
-		_exit(0);
-	}
-	if (waitpid(pid, &status, 0) < 0)
-		return 0;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
 
 static int rl_report(int argc, const char **argv)
 {
@@ -1233,19 +1222,14 @@ static int rl_report(int argc, const char **argv)
 	u64 nr_suspicious = 0;
 	int ret = RL_EXIT_FATAL, c, err;
 
-	if (rl_validate_options(argc, argv, options, report_usage))
-		return RL_EXIT_FATAL;
 	argc = parse_options(argc, argv, options, report_usage, 0);
-	if (argc) {
-		pr_err("perf refleak report: unexpected argument '%s'\n", argv[0]);
-		usage_with_options_msg(report_usage, options, "unexpected argument");
-		return RL_EXIT_FATAL;
-	}
+	if (argc)
+		usage_with_options_msg(report_usage, options, "unexpected argument '%s'", argv[0]);
 	if (rl_parse_sort(rep.sort_keys))
-		return RL_EXIT_FATAL;
+		return RL_EXIT_USAGE;
 	/* a kernel symbol file that cannot be read is a usage error, not a silent fallback */
 	if (symbol__validate_sym_arguments())
-		return RL_EXIT_FATAL;
+		return RL_EXIT_USAGE;
 
 	refleak_config__init(&cfg);
 	if (rep.min_age_str) {
@@ -1255,7 +1239,7 @@ static int rl_report(int argc, const char **argv)
 		if (end == rep.min_age_str || *end || ms < 0) {
 			pr_err("perf refleak: invalid --min-age '%s' (milliseconds)\n",
 			       rep.min_age_str);
-			return RL_EXIT_FATAL;
+			return RL_EXIT_USAGE;
 		}
 		cfg.min_age_ns = (u64)(ms * NSEC_PER_MSEC);
 	}
@@ -1397,10 +1381,15 @@ static int rl_report(int argc, const char **argv)
 	}
 	fflush(stdout);
 
+	/*
+	 * No finding is a verdict only when no event is missing: lost events,
+	 * no final-put event at all, or events out of order could hide one.
+	 */
 	if (rep.fail_on_leak && nr_suspicious)
 		ret = RL_EXIT_LEAK;
-	else if (st->nr_lost || !rep.has_put_event || st->nr_out_of_order)
-		ret = RL_EXIT_UNTRUSTED;
+	else if (rep.fail_on_leak &&
+		 (st->nr_lost || !rep.has_put_event || st->nr_out_of_order))
+		ret = RL_EXIT_INCOMPLETE;
 	else
 		ret = RL_EXIT_OK;
 out:
@@ -1485,7 +1474,7 @@ static int rl_record(int argc, const char **argv)
 	argc = j;
 	if (strspn(settle, "0123456789.") != strlen(settle) || !*settle) {
 		pr_err("perf refleak record: invalid --settle '%s' (seconds)\n", settle);
-		return RL_EXIT_FATAL;
+		return RL_EXIT_USAGE;
 	}
 
 	for (t = 0; t < ARRAY_SIZE(kmem_tps); t++) {
@@ -1596,7 +1585,7 @@ int cmd_refleak(int argc, const char **argv)
 		pr_err("perf refleak: missing subcommand (record, report), usage:\n");
 		for (i = 0; refleak_usage[i]; i++)
 			pr_err("\t%s\n", refleak_usage[i]);
-		return RL_EXIT_FATAL;
+		return RL_EXIT_USAGE;
 	}
 	if (strlen(argv[0]) > 2 && strstarts("record", argv[0]))
 		return rl_record(argc, argv);
@@ -1604,5 +1593,5 @@ int cmd_refleak(int argc, const char **argv)
 		return rl_report(argc, argv);
 
 	pr_err("perf refleak: unknown subcommand '%s' (record, report)\n", argv[0]);
-	return RL_EXIT_FATAL;
+	return RL_EXIT_USAGE;
 }
