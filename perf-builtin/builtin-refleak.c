@@ -1288,9 +1288,8 @@ static int rl_report(int argc, const char **argv)
 
 	data.path = rep.input_name;
 	data.force = rep.force;
-	rl_mute();
+	/* perf says why it cannot open the file (owner, size, format) */
 	rep.session = perf_session__new(&data, &rep.tool);
-	rl_unmute();
 	if (IS_ERR(rep.session)) {
 		pr_err("perf refleak: cannot read '%s': not a perf.data file, or truncated/corrupt\n",
 		       rep.input_name);
