@@ -12,8 +12,9 @@ while read -r p; do
 	case $p in ''|'#'*) continue ;; esac
 	# The system python3 (spdxcheck needs python3-ply), run from the tree top.
 	out=$(PATH=/usr/bin:/bin:$PATH ./scripts/checkpatch.pl --strict -q --no-summary "$TOP/kernel/$p" 2>&1 || true)
-	# One finding per line: "<patch>: <message> @ <file>", matched against the allow list.
-	findings=$(awk -v p="$p" '/^(ERROR|WARNING|CHECK):/ { msg = $0; next }
+	# One finding per line: "<patch>: <message> @ <file>", matched against the
+	# allow list; the patch without its number, which moves when patches do.
+	findings=$(awk -v p="${p#[0-9][0-9][0-9][0-9]-}" '/^(ERROR|WARNING|CHECK):/ { msg = $0; next }
 		msg && /^#[0-9]+: FILE: / { f = $3; sub(/:[0-9]+:$/, "", f); print p ": " msg " @ " f; msg = "" }
 		msg && !/^#/ { print p ": " msg; msg = "" }' <<< "$out")
 	status=ok
