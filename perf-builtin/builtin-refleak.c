@@ -99,9 +99,8 @@ static const char * const ev_names[RL_EV_NR] = {
 	[RL_EV_ANOMALY]		= "anomaly",
 };
 
-/* per evsel: event kind and the format fields, looked up once */
+/* per evsel (evsel->priv): event kind and the format fields, looked up once */
 struct rl_evsel_info {
-	struct evsel		*evsel;
 	enum rl_ev_kind		kind;
 	struct tep_format_field	*ptr;		/* ptr, or ref: the counter */
 	struct tep_format_field	*call_site;	/* call_site or caller */
@@ -110,14 +109,10 @@ struct rl_evsel_info {
 	struct tep_format_field	*value;		/* set's count, anomaly's type */
 };
 
-#define RL_MAX_EVSELS	32
-
 struct refleak_report {
 	struct perf_tool	tool;
 	struct perf_session	*session;
 	struct refleak		*rl;
-	struct rl_evsel_info	evsels[RL_MAX_EVSELS];
-	int			nr_evsels;
 	u64			nr_events[RL_EV_NR];
 	u64			nr_samples_with_callchain;
 	u64			nr_bad_samples;
@@ -150,49 +145,25 @@ struct refleak_report {
 /* ------------------------------------------------------------------ */
 /* event processing                                                    */
 
-static struct rl_evsel_info *rl_evsel_info(struct refleak_report *rep, struct evsel *evsel)
+/*
+ * The format fields of a tracepoint, looked up at its first sample (in a
+ * pipe the formats arrive with the stream) and kept in evsel->priv.  An
+ * event without the fields the correlation needs is ignored, with a
+ * warning.
+ */
+static struct rl_evsel_info *rl_evsel_info(struct evsel *evsel, enum rl_ev_kind kind)
 {
-	struct rl_evsel_info *info = evsel->handler;
-	const struct tep_event *tp;
+	struct rl_evsel_info *info = evsel->priv;
 
-	if (info && info->evsel == evsel)
+	if (info)
 		return info;
-	if (rep->nr_evsels == RL_MAX_EVSELS)
+	info = zalloc(sizeof(*info));
+	if (!info)
 		return NULL;
-	info = &rep->evsels[rep->nr_evsels++];
-	memset(info, 0, sizeof(*info));
-	info->evsel = evsel;
-	info->kind = RL_EV_OTHER;
-	evsel->handler = info;
+	evsel->priv = info;
+	info->kind = kind;
 
-	if (evsel->core.attr.type != PERF_TYPE_TRACEPOINT)
-		return info;
-	tp = evsel__tp_format(evsel);
-	if (!tp || !tp->system || !tp->name)
-		return info;
-
-	if (!strcmp(tp->system, "kmem")) {
-		if (!strcmp(tp->name, "kmalloc") || !strcmp(tp->name, "kmalloc_node"))
-			info->kind = RL_EV_KMALLOC;
-		else if (!strcmp(tp->name, "kmem_cache_alloc") ||
-			 !strcmp(tp->name, "kmem_cache_alloc_node"))
-			info->kind = RL_EV_CACHE_ALLOC;
-		else if (!strcmp(tp->name, "kfree"))
-			info->kind = RL_EV_KFREE;
-		else if (!strcmp(tp->name, "kmem_cache_free"))
-			info->kind = RL_EV_CACHE_FREE;
-		else if (!strcmp(tp->name, "kfree_rcu"))
-			info->kind = RL_EV_KFREE_RCU;
-	} else if (!strcmp(tp->system, REFLEAK_PUT_SYS)) {
-		if (!strcmp(tp->name, REFLEAK_PUT_NAME))
-			info->kind = RL_EV_FINAL_PUT;
-		else if (!strcmp(tp->name, REFLEAK_SET_NAME))
-			info->kind = RL_EV_SET;
-		else if (!strcmp(tp->name, REFLEAK_ANOMALY_NAME))
-			info->kind = RL_EV_ANOMALY;
-	}
-
-	switch (info->kind) {
+	switch (kind) {
 	case RL_EV_KMALLOC:
 	case RL_EV_CACHE_ALLOC:
 		info->bytes_alloc = evsel__field(evsel, "bytes_alloc");
@@ -204,7 +175,7 @@ static struct rl_evsel_info *rl_evsel_info(struct refleak_report *rep, struct ev
 		info->call_site = evsel__field(evsel, "call_site");
 		info->name = evsel__field(evsel, "name");
 		if (!info->ptr || !info->call_site) {
-			pr_warning("%s:%s lacks ptr/call_site fields, ignored\n", tp->system, tp->name);
+			pr_warning("%s lacks ptr/call_site fields, ignored\n", evsel__name(evsel));
 			info->kind = RL_EV_OTHER;
 		}
 		break;
@@ -214,13 +185,13 @@ static struct rl_evsel_info *rl_evsel_info(struct refleak_report *rep, struct ev
 		/* "obj": the v4 series' name of the field */
 		info->ptr = evsel__field(evsel, "ref") ?: evsel__field(evsel, "obj");
 		info->call_site = evsel__field(evsel, "caller");
-		if (info->kind == RL_EV_SET)
+		if (kind == RL_EV_SET)
 			info->value = evsel__field(evsel, "count");
-		else if (info->kind == RL_EV_ANOMALY)
+		else if (kind == RL_EV_ANOMALY)
 			info->value = evsel__field(evsel, "type");
-		if (!info->ptr || (info->kind != RL_EV_FINAL_PUT && !info->value)) {
-			pr_warning("%s:%s lacks its ref/count/type fields, ignored\n",
-				   tp->system, tp->name);
+		if (!info->ptr || (kind != RL_EV_FINAL_PUT && !info->value)) {
+			pr_warning("%s lacks its ref/count/type fields, ignored\n",
+				   evsel__name(evsel));
 			info->kind = RL_EV_OTHER;
 		}
 		break;
@@ -335,6 +306,149 @@ static void rl_note_time(struct refleak_report *rep, struct perf_sample *sample)
 	rep->cpu_last[cpu] = sample->time;
 }
 
+/* ------------------------------------------------------------------ */
+/* tracepoint handlers                                                 */
+
+static int rl_on_alloc(struct refleak_report *rep, struct evsel *evsel,
+		       const struct rl_evsel_info *info, struct perf_sample *sample)
+{
+	char name[256];
+	struct refleak_alloc_ev ev = {
+		.time		= sample->time,
+		.ptr		= rl_field(evsel, info->ptr, sample),
+		.call_site	= rl_field(evsel, info->call_site, sample),
+		.bytes_alloc	= rl_field(evsel, info->bytes_alloc, sample),
+		.cache		= info->kind == RL_EV_KMALLOC ? REFLEAK_KMALLOC :
+				  rl_field_str(evsel, info->name, sample, name, sizeof(name)),
+		.cpu		= sample->cpu,
+		.pid		= sample->pid,
+	};
+
+	if (ev.ptr)	/* no stack interning for failed allocations */
+		ev.stack = rl_stack(rep, sample);
+	return refleak__alloc(rep->rl, &ev);
+}
+
+static int rl_on_free(struct refleak_report *rep, struct evsel *evsel,
+		      const struct rl_evsel_info *info, struct perf_sample *sample)
+{
+	char name[256];
+	struct refleak_free_ev ev = {
+		.time		= sample->time,
+		.ptr		= rl_field(evsel, info->ptr, sample),
+		.call_site	= rl_field(evsel, info->call_site, sample),
+		.cache		= info->kind != RL_EV_CACHE_FREE ? NULL :
+				  rl_field_str(evsel, info->name, sample, name, sizeof(name)),
+		.cpu		= sample->cpu,
+		.deferred	= info->kind == RL_EV_KFREE_RCU,
+	};
+
+	if (ev.ptr)
+		ev.stack = rl_stack(rep, sample);
+	return refleak__free(rep->rl, &ev);
+}
+
+static int rl_on_final_put(struct refleak_report *rep, struct evsel *evsel,
+			   const struct rl_evsel_info *info, struct perf_sample *sample)
+{
+	struct refleak_put_ev ev = {
+		.time	= sample->time,
+		.obj	= rl_field(evsel, info->ptr, sample),
+		.caller	= rl_field(evsel, info->call_site, sample),
+		.stack	= rl_stack(rep, sample),
+		.cpu	= sample->cpu,
+	};
+
+	return refleak__final_put(rep->rl, &ev);
+}
+
+static int rl_on_set(struct refleak_report *rep, struct evsel *evsel,
+		     const struct rl_evsel_info *info, struct perf_sample *sample)
+{
+	struct refleak_set_ev ev = {
+		.time	= sample->time,
+		.obj	= rl_field(evsel, info->ptr, sample),
+		.count	= (s64)rl_field(evsel, info->value, sample),
+		.caller	= rl_field(evsel, info->call_site, sample),
+	};
+
+	return refleak__set(rep->rl, &ev);
+}
+
+static int rl_on_anomaly(struct refleak_report *rep, struct evsel *evsel,
+			 const struct rl_evsel_info *info, struct perf_sample *sample)
+{
+	struct refleak_anomaly_ev ev = {
+		.time	= sample->time,
+		.obj	= rl_field(evsel, info->ptr, sample),
+		.type	= rl_field(evsel, info->value, sample),
+		.caller	= rl_field(evsel, info->call_site, sample),
+		.stack	= rl_stack(rep, sample),
+	};
+
+	ev.caller = rl_user_frame(rep, ev.stack, ev.caller);
+	return refleak__anomaly(rep->rl, &ev);
+}
+
+typedef int (*rl_handler_t)(struct refleak_report *rep, struct evsel *evsel,
+			    const struct rl_evsel_info *info, struct perf_sample *sample);
+
+/* which handler, and which kind of event, per tracepoint */
+struct rl_tracepoint {
+	enum rl_ev_kind	kind;
+	rl_handler_t	handler;
+};
+
+static const struct rl_tracepoint rl_tp_kmalloc	   = { RL_EV_KMALLOC,	 rl_on_alloc };
+static const struct rl_tracepoint rl_tp_cache_alloc = { RL_EV_CACHE_ALLOC, rl_on_alloc };
+static const struct rl_tracepoint rl_tp_kfree	   = { RL_EV_KFREE,	 rl_on_free };
+static const struct rl_tracepoint rl_tp_cache_free  = { RL_EV_CACHE_FREE,	 rl_on_free };
+static const struct rl_tracepoint rl_tp_kfree_rcu   = { RL_EV_KFREE_RCU,	 rl_on_free };
+static const struct rl_tracepoint rl_tp_final_put   = { RL_EV_FINAL_PUT,	 rl_on_final_put };
+static const struct rl_tracepoint rl_tp_set	   = { RL_EV_SET,		 rl_on_set };
+static const struct rl_tracepoint rl_tp_anomaly	   = { RL_EV_ANOMALY,	 rl_on_anomaly };
+
+/* evsel->handler is the rl_tracepoint of the event (const, cast back) */
+static const struct evsel_str_handler rl_tracepoints[] = {
+	{ "kmem:kmalloc",		(void *)&rl_tp_kmalloc, },
+	{ "kmem:kmalloc_node",		(void *)&rl_tp_kmalloc, },	/* before 6.1 */
+	{ "kmem:kmem_cache_alloc",	(void *)&rl_tp_cache_alloc, },
+	{ "kmem:kmem_cache_alloc_node",	(void *)&rl_tp_cache_alloc, },	/* before 6.1 */
+	{ "kmem:kfree",			(void *)&rl_tp_kfree, },
+	{ "kmem:kmem_cache_free",	(void *)&rl_tp_cache_free, },
+	{ REFLEAK_KFREE_RCU_TP,		(void *)&rl_tp_kfree_rcu, },
+	{ REFLEAK_PUT_TP,		(void *)&rl_tp_final_put, },
+	{ REFLEAK_SET_TP,		(void *)&rl_tp_set, },
+	{ REFLEAK_ANOMALY_TP,		(void *)&rl_tp_anomaly, },
+};
+
+/*
+ * A pipe announces its events as it goes, after the handlers were set:
+ * bind an event of the table at its first sample, by its tracepoint name.
+ */
+static const struct rl_tracepoint *rl_evsel_tracepoint(struct evsel *evsel)
+{
+	const struct tep_event *tp;
+	char name[256];
+	size_t i;
+
+	if (evsel->handler)
+		return evsel->handler;
+	if (evsel->priv || evsel->core.attr.type != PERF_TYPE_TRACEPOINT)
+		return NULL;
+	tp = evsel__tp_format(evsel);
+	if (!tp || !tp->system || !tp->name)
+		return NULL;
+	scnprintf(name, sizeof(name), "%s:%s", tp->system, tp->name);
+	for (i = 0; i < ARRAY_SIZE(rl_tracepoints); i++) {
+		if (!strcmp(name, rl_tracepoints[i].name)) {
+			evsel->handler = rl_tracepoints[i].handler;
+			return evsel->handler;
+		}
+	}
+	return NULL;
+}
+
 static int process_sample_event(const struct perf_tool *tool,
 				union perf_event *event __maybe_unused,
 				struct perf_sample *sample,
@@ -342,14 +456,19 @@ static int process_sample_event(const struct perf_tool *tool,
 {
 	struct refleak_report *rep = container_of(tool, struct refleak_report, tool);
 	struct evsel *evsel = sample->evsel;
+	const struct rl_tracepoint *tp;
 	struct rl_evsel_info *info;
-	char name[256];
-	int err = 0;
+	int err;
 
 	if (!evsel)
 		return 0;
-	info = rl_evsel_info(rep, evsel);
-	if (!info || info->kind == RL_EV_OTHER)
+	tp = rl_evsel_tracepoint(evsel);
+	if (!tp)
+		return 0;
+	info = rl_evsel_info(evsel, tp->kind);
+	if (!info)
+		return -ENOMEM;
+	if (info->kind == RL_EV_OTHER)
 		return 0;
 	if (!sample->raw_data || !sample->raw_size) {
 		rep->nr_bad_samples++;
@@ -358,78 +477,7 @@ static int process_sample_event(const struct perf_tool *tool,
 	rep->nr_events[info->kind]++;
 	rl_note_time(rep, sample);
 
-	switch (info->kind) {
-	case RL_EV_KMALLOC:
-	case RL_EV_CACHE_ALLOC: {
-		struct refleak_alloc_ev ev = {
-			.time		= sample->time,
-			.ptr		= rl_field(evsel, info->ptr, sample),
-			.call_site	= rl_field(evsel, info->call_site, sample),
-			.bytes_alloc	= rl_field(evsel, info->bytes_alloc, sample),
-			.cache		= info->kind == RL_EV_KMALLOC ? REFLEAK_KMALLOC :
-					  rl_field_str(evsel, info->name, sample, name, sizeof(name)),
-			.cpu		= sample->cpu,
-			.pid		= sample->pid,
-		};
-		if (ev.ptr)	/* no stack interning for failed allocations */
-			ev.stack = rl_stack(rep, sample);
-		err = refleak__alloc(rep->rl, &ev);
-		break;
-	}
-	case RL_EV_KFREE:
-	case RL_EV_CACHE_FREE:
-	case RL_EV_KFREE_RCU: {
-		struct refleak_free_ev ev = {
-			.time		= sample->time,
-			.ptr		= rl_field(evsel, info->ptr, sample),
-			.call_site	= rl_field(evsel, info->call_site, sample),
-			.cache		= info->kind != RL_EV_CACHE_FREE ? NULL :
-					  rl_field_str(evsel, info->name, sample, name, sizeof(name)),
-			.cpu		= sample->cpu,
-			.deferred	= info->kind == RL_EV_KFREE_RCU,
-		};
-		if (ev.ptr)
-			ev.stack = rl_stack(rep, sample);
-		err = refleak__free(rep->rl, &ev);
-		break;
-	}
-	case RL_EV_FINAL_PUT: {
-		struct refleak_put_ev ev = {
-			.time	= sample->time,
-			.obj	= rl_field(evsel, info->ptr, sample),
-			.caller	= rl_field(evsel, info->call_site, sample),
-			.stack	= rl_stack(rep, sample),
-			.cpu	= sample->cpu,
-		};
-		err = refleak__final_put(rep->rl, &ev);
-		break;
-	}
-	case RL_EV_SET: {
-		struct refleak_set_ev ev = {
-			.time	= sample->time,
-			.obj	= rl_field(evsel, info->ptr, sample),
-			.count	= (s64)rl_field(evsel, info->value, sample),
-			.caller	= rl_field(evsel, info->call_site, sample),
-		};
-		err = refleak__set(rep->rl, &ev);
-		break;
-	}
-	case RL_EV_ANOMALY: {
-		struct refleak_anomaly_ev ev = {
-			.time	= sample->time,
-			.obj	= rl_field(evsel, info->ptr, sample),
-			.type	= rl_field(evsel, info->value, sample),
-			.caller	= rl_field(evsel, info->call_site, sample),
-			.stack	= rl_stack(rep, sample),
-		};
-		ev.caller = rl_user_frame(rep, ev.stack, ev.caller);
-		err = refleak__anomaly(rep->rl, &ev);
-		break;
-	}
-	case RL_EV_OTHER:
-	default:
-		break;
-	}
+	err = tp->handler(rep, evsel, info, sample);
 	if (err)
 		pr_err("perf refleak: out of memory\n");
 	return err;
@@ -1141,11 +1189,11 @@ static bool rl_scan_evlist(struct refleak_report *rep)
 	struct evsel *evsel;
 
 	evlist__for_each_entry(rep->session->evlist, evsel) {
-		struct rl_evsel_info *info = rl_evsel_info(rep, evsel);
+		const struct rl_tracepoint *tp = rl_evsel_tracepoint(evsel);
 
-		if (!info)
+		if (!tp)
 			continue;
-		switch (info->kind) {
+		switch (tp->kind) {
 		case RL_EV_FINAL_PUT:
 			rep->has_put_event = true;
 			break;
@@ -1164,7 +1212,7 @@ static bool rl_scan_evlist(struct refleak_report *rep)
 		default:
 			break;
 		}
-		if (info->kind != RL_EV_OTHER && (evsel->core.attr.sample_type & PERF_SAMPLE_CALLCHAIN))
+		if (evsel->core.attr.sample_type & PERF_SAMPLE_CALLCHAIN)
 			rep->has_callchain = true;
 	}
 	return rep->has_kmem_event;
@@ -1299,6 +1347,11 @@ static int rl_report(int argc, const char **argv)
 
 	if (rl_check_file(rep.session))
 		goto out;
+	if (!perf_data__is_pipe(&data) &&
+	    perf_session__set_tracepoints_handlers(rep.session, rl_tracepoints)) {
+		pr_err("perf refleak: cannot set the tracepoint handlers\n");
+		goto out;
+	}
 	if (!perf_data__is_pipe(&data) && !rl_scan_evlist(&rep)) {
 		pr_err("perf refleak: %s has no kmem:kmalloc/kmem_cache_alloc/kfree/"
 		       "kmem_cache_free events; record it with 'perf refleak record'\n",
@@ -1392,8 +1445,13 @@ static int rl_report(int argc, const char **argv)
 	else
 		ret = RL_EXIT_OK;
 out:
-	if (rep.session)
+	if (rep.session) {
+		struct evsel *evsel;
+
+		evlist__for_each_entry(rep.session->evlist, evsel)
+			zfree(&evsel->priv);
 		perf_session__delete(rep.session);
+	}
 	refleak__delete(rep.rl);
 	free(rep.cpu_last);
 	return ret;
