@@ -114,7 +114,6 @@ struct refleak_report {
 	struct perf_session	*session;
 	struct refleak		*rl;
 	u64			nr_events[RL_EV_NR];
-	u64			nr_samples_with_callchain;
 	u64			nr_bad_samples;
 	u64			*cpu_last;	/* last sample time per cpu */
 	int			nr_cpu_last;
@@ -239,7 +238,6 @@ static u32 rl_stack(struct refleak_report *rep, struct perf_sample *sample)
 
 	if (!cc || !cc->nr)
 		return 0;
-	rep->nr_samples_with_callchain++;
 	for (i = 0; i < cc->nr && n < ARRAY_SIZE(rep->ips); i++) {
 		u64 ip = cc->ips[i];
 
@@ -320,7 +318,6 @@ static int rl_on_alloc(struct refleak_report *rep, struct evsel *evsel,
 		.bytes_alloc	= rl_field(evsel, info->bytes_alloc, sample),
 		.cache		= info->kind == RL_EV_KMALLOC ? REFLEAK_KMALLOC :
 				  rl_field_str(evsel, info->name, sample, name, sizeof(name)),
-		.cpu		= sample->cpu,
 		.pid		= sample->pid,
 	};
 
@@ -339,7 +336,6 @@ static int rl_on_free(struct refleak_report *rep, struct evsel *evsel,
 		.call_site	= rl_field(evsel, info->call_site, sample),
 		.cache		= info->kind != RL_EV_CACHE_FREE ? NULL :
 				  rl_field_str(evsel, info->name, sample, name, sizeof(name)),
-		.cpu		= sample->cpu,
 		.deferred	= info->kind == RL_EV_KFREE_RCU,
 	};
 
@@ -356,7 +352,6 @@ static int rl_on_final_put(struct refleak_report *rep, struct evsel *evsel,
 		.obj	= rl_field(evsel, info->ptr, sample),
 		.caller	= rl_field(evsel, info->call_site, sample),
 		.stack	= rl_stack(rep, sample),
-		.cpu	= sample->cpu,
 	};
 
 	return refleak__final_put(rep->rl, &ev);
@@ -990,6 +985,9 @@ static void rl_print_header(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 			st->nr_missed_free);
 	if (st->nr_out_of_order)
 		fprintf(fp, "# events out of time order: %" PRIu64 "\n", st->nr_out_of_order);
+	if (rep->nr_bad_samples)
+		fprintf(fp, "# samples without their tracepoint data (ignored): %" PRIu64 "\n",
+			rep->nr_bad_samples);
 	if (!rep->has_put_event)
 		color_fprintf(fp, PERF_COLOR_RED,
 			      "# cannot show: final puts (no %s event in the recording, kernel without "

@@ -114,7 +114,6 @@ struct refleak_alloc_ev {
 	u64		call_site;
 	const char	*cache;		/* slab cache name, NULL or REFLEAK_KMALLOC */
 	u32		stack;
-	int		cpu;
 	int		pid;		/* process that allocated, -1 unknown */
 };
 
@@ -124,7 +123,6 @@ struct refleak_free_ev {
 	u64		call_site;
 	const char	*cache;		/* kmem_cache_free name, NULL for kfree */
 	u32		stack;
-	int		cpu;
 	/*
 	 * kmem:kfree_rcu: the owner gave the object up, the allocator frees
 	 * it after a grace period (possibly long after, see
@@ -139,7 +137,6 @@ struct refleak_put_ev {
 	u64		obj;		/* address of the refcount */
 	u64		caller;
 	u32		stack;
-	int		cpu;
 };
 
 /* ref_trace_set: a counter born (count > 0), revived, or retired (count 0) */
