@@ -38,6 +38,7 @@
 
 #include <linux/err.h>
 #include <linux/kernel.h>
+#include <linux/list.h>
 #include <linux/string.h>
 #include <linux/zalloc.h>
 #include <event-parse.h>
@@ -633,10 +634,53 @@ struct rl_row {
 	char			site[256];
 };
 
-enum rl_sort_key { RL_SORT_SITE, RL_SORT_COUNT, RL_SORT_BYTES, RL_SORT_AGE };
+#define CMP_DESC(a, b) ((a) > (b) ? -1 : (a) < (b) ? 1 : 0)
 
-static int rl_sort_keys[8];
-static int rl_nr_sort_keys;
+static int rl_sort_site(const struct rl_row *a, const struct rl_row *b)
+{
+	return strcmp(a->site, b->site);
+}
+
+static int rl_sort_count(const struct rl_row *a, const struct rl_row *b)
+{
+	return CMP_DESC(a->g->count, b->g->count);
+}
+
+static int rl_sort_bytes(const struct rl_row *a, const struct rl_row *b)
+{
+	return CMP_DESC(a->g->bytes, b->g->bytes);
+}
+
+static int rl_sort_age(const struct rl_row *a, const struct rl_row *b)
+{
+	return CMP_DESC(a->g->max_age_ns, b->g->max_age_ns);
+}
+
+/* sort dimensions, as in builtin-kmem.c: a list in the order given */
+struct rl_sort_dimension {
+	const char		*name;
+	int			(*cmp)(const struct rl_row *a, const struct rl_row *b);
+	struct list_head	list;
+};
+
+static const struct rl_sort_dimension rl_sort_dimensions[] = {
+	{ .name = "site",	.cmp = rl_sort_site, },
+	{ .name = "count",	.cmp = rl_sort_count, },
+	{ .name = "bytes",	.cmp = rl_sort_bytes, },
+	{ .name = "age",	.cmp = rl_sort_age, },
+};
+
+static LIST_HEAD(rl_sort_list);
+
+static void rl_sort_list__delete(void)
+{
+	struct rl_sort_dimension *sd, *tmp;
+
+	list_for_each_entry_safe(sd, tmp, &rl_sort_list, list) {
+		list_del(&sd->list);
+		free(sd);
+	}
+}
 
 static int rl_parse_sort(const char *str)
 {
@@ -645,58 +689,44 @@ static int rl_parse_sort(const char *str)
 
 	if (!tmp)
 		return -ENOMEM;
-	rl_nr_sort_keys = 0;
-	for (tok = strtok_r(tmp, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
-		int key;
+	rl_sort_list__delete();
+	for (tok = strtok_r(tmp, ", ", &save); tok && !ret; tok = strtok_r(NULL, ", ", &save)) {
+		struct rl_sort_dimension *sd = NULL;
+		size_t i;
 
-		if (!strcmp(tok, "site"))
-			key = RL_SORT_SITE;
-		else if (!strcmp(tok, "count"))
-			key = RL_SORT_COUNT;
-		else if (!strcmp(tok, "bytes"))
-			key = RL_SORT_BYTES;
-		else if (!strcmp(tok, "age"))
-			key = RL_SORT_AGE;
-		else {
-			pr_err("perf refleak: unknown sort key '%s' (site, count, bytes, age)\n", tok);
-			ret = -EINVAL;
+		for (i = 0; i < ARRAY_SIZE(rl_sort_dimensions); i++) {
+			if (strcmp(tok, rl_sort_dimensions[i].name))
+				continue;
+			sd = memdup(&rl_sort_dimensions[i], sizeof(*sd));
+			if (!sd)
+				ret = -ENOMEM;
 			break;
 		}
-		if (rl_nr_sort_keys < (int)ARRAY_SIZE(rl_sort_keys))
-			rl_sort_keys[rl_nr_sort_keys++] = key;
+		if (!sd && !ret) {
+			pr_err("perf refleak: unknown sort key '%s' (site, count, bytes, age)\n", tok);
+			ret = -EINVAL;
+		}
+		if (sd)
+			list_add_tail(&sd->list, &rl_sort_list);
 	}
 	free(tmp);
-	if (!ret && !rl_nr_sort_keys) {
+	if (!ret && list_empty(&rl_sort_list)) {
 		pr_err("perf refleak: empty sort key list\n");
 		ret = -EINVAL;
 	}
 	return ret;
 }
 
-#define CMP_DESC(a, b) ((a) > (b) ? -1 : (a) < (b) ? 1 : 0)
-
 static int rl_row_cmp(const void *pa, const void *pb)
 {
 	const struct rl_row *a = pa, *b = pb;
-	int i, c = 0;
+	struct rl_sort_dimension *sd;
+	int c = 0;
 
-	for (i = 0; i < rl_nr_sort_keys && !c; i++) {
-		switch (rl_sort_keys[i]) {
-		case RL_SORT_SITE:
-			c = strcmp(a->site, b->site);
+	list_for_each_entry(sd, &rl_sort_list, list) {
+		c = sd->cmp(a, b);
+		if (c)
 			break;
-		case RL_SORT_COUNT:
-			c = CMP_DESC(a->g->count, b->g->count);
-			break;
-		case RL_SORT_BYTES:
-			c = CMP_DESC(a->g->bytes, b->g->bytes);
-			break;
-		case RL_SORT_AGE:
-			c = CMP_DESC(a->g->max_age_ns, b->g->max_age_ns);
-			break;
-		default:
-			break;
-		}
 	}
 	if (!c)
 		c = CMP_DESC(a->g->site->call_site, b->g->site->call_site);
@@ -1451,6 +1481,7 @@ out:
 		perf_session__delete(rep.session);
 	}
 	refleak__delete(rep.rl);
+	rl_sort_list__delete();
 	free(rep.cpu_last);
 	return ret;
 }
