@@ -9,7 +9,7 @@ SHELL := /bin/bash
 export KSRC KDEB PERF_REFLEAK_CACHE
 S := scripts
 
-.PHONY: all perf kernel tree initramfs deps vm-shell demo check bench series fixtures realbugs fresh-check realistic help clean
+.PHONY: all perf kernel tree initramfs deps vm-shell demo check bench series fixtures realbugs fresh-check realistic cost series-builds help clean
 
 all: perf ## build perf (with perf refleak) as build/perf
 
@@ -45,6 +45,12 @@ bench: kernel initramfs ## perf refleak report vs perf kmem and perf script on a
 
 realistic: deps ## the realistic guest (x86_64 defconfig + our options): workload figures, findings
 	@$(S)/realistic.sh
+
+cost: deps ## what CONFIG_REF_TRACE costs on the realistic kernel: bloat-o-meter off/on, bench per life cycle
+	@$(S)/cost.sh
+
+series-builds: deps ## every prefix of the kernel series builds with the option on and off, W=1 clean; TRACEPOINTS=n
+	@$(S)/series-builds.sh
 
 fresh-check: ## make demo + make check on a new minimal Debian 12 root (mmdebstrap), cold
 	@$(S)/fresh-check.sh

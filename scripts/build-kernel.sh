@@ -6,6 +6,9 @@
 #   KERNEL_FLAVOR=realistic        x86_64 defconfig + kernel/configs/refleak.config
 #                                  + kernel/configs/realistic/*.config;
 #                                  build/bzImage-realistic, build/vmlinux-realistic
+#   KERNEL_FLAVOR=realistic-off    the same without CONFIG_REF_TRACE
+#                                  (+ kernel/configs/cost/ref-trace-off.config),
+#                                  for 'make cost'; build/*-realistic-off
 . "$(dirname "$0")/lib.sh"
 
 tree=$("$TOP/scripts/assemble-tree.sh")
@@ -14,12 +17,16 @@ base=tinyconfig suffix=
 case $flavor in
 small) ;;
 realistic) base=defconfig suffix=-realistic KBUILD=$CACHE/kbuild-realistic-$KEY ;;
-*) die "KERNEL_FLAVOR=$flavor: small or realistic" ;;
+realistic-off) base=defconfig suffix=-realistic-off KBUILD=$CACHE/kbuild-realistic-off-$KEY ;;
+*) die "KERNEL_FLAVOR=$flavor: small, realistic or realistic-off" ;;
 esac
 # KERNEL_FRAGMENTS="a.config b.config" picks fragments from kernel/configs/
 # (e.g. guest.config alone for a kernel without our options).
 if [ "$flavor" = realistic ]; then
 	fragments=("$TOP/kernel/configs/refleak.config" "$TOP"/kernel/configs/realistic/*.config)
+elif [ "$flavor" = realistic-off ]; then
+	fragments=("$TOP/kernel/configs/refleak.config" "$TOP"/kernel/configs/realistic/*.config
+		   "$TOP/kernel/configs/cost/ref-trace-off.config")
 elif [ -n "${KERNEL_FRAGMENTS:-}" ]; then
 	read -ra fragments <<< "$KERNEL_FRAGMENTS"
 	fragments=("${fragments[@]/#/$TOP/kernel/configs/}")
@@ -30,7 +37,7 @@ kmake() { make -s -C "$tree" O="$KBUILD" ARCH=x86_64 CC="ccache gcc" HOSTCC="cca
 
 # Regenerate .config only when a fragment changed; otherwise let kbuild's
 # own dependency tracking decide what to rebuild.
-want=$(inputs_hash kernel/configs)-${KERNEL_FRAGMENTS:-all}-$flavor
+want=$(inputs_hash "${fragments[@]#"$TOP"/}")-${KERNEL_FRAGMENTS:-all}-$flavor
 if [ ! -f "$KBUILD/.config" ] || [ "$(cat "$KBUILD/.refleak-config" 2>/dev/null)" != "$want" ]; then
 	log "configuring: $base + ${fragments[*]##*/}"
 	mkdir -p "$KBUILD"

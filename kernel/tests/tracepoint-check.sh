@@ -15,7 +15,9 @@
 #     type=sub_uaf.  Events elsewhere in the system are ignored: only the
 #     ref address decides;
 #  4. kmem:kfree_rcu: one event per object of "rcu 5 kmalloc", at the
-#     object's address, with a driver function as call_site.
+#     object's address, with a driver function as call_site;
+#  5. "bench 1000": its totals in "status", and 1000 final puts on one
+#     counter address.
 #
 # Exit: 0 pass, 1 fail (reason printed), 2 skip (reason printed).
 
@@ -178,4 +180,15 @@ END {
 		}
 	exit bad
 }' "$TMP.robjs" "$TMP.rcu" >"$TMP.out" || fail "kmem:kfree_rcu: $(cat "$TMP.out")"
-pass "$N balanced objects: one set and one final put each; double_put: final put + sub_uaf anomaly ($total events in all); $N kfree_rcu objects: one kmem:kfree_rcu each from the driver"
+# "bench": n life cycles of a refcount_t, each with one birth and one final
+# put, timed; the totals are read from "status".
+perf record -q -e ref_trace:ref_trace_set -e ref_trace:ref_trace_final_put -a -o "$DATA" -- \
+	sh -c "echo 'bench 1000' > $DIR/control" >"$TMP.rec" 2>&1 ||
+	fail "perf record around bench failed: $(cat "$TMP.rec")"
+grep -q '^bench n=1000 cycles=[0-9]* ns=[1-9][0-9]*$' "$DIR/status" ||
+	fail "bench: unexpected status: $(cat "$DIR/status")"
+perf script -i "$DATA" -F event,trace >"$TMP.bench" 2>"$TMP.err" || fail "perf script failed: $(cat "$TMP.err")"
+nb=$(awk '/ref_trace_final_put:/ { for (i = 1; i <= NF; i++) if (index($i, "ref=") == 1) n[$i]++ }
+	END { m = 0; for (r in n) if (n[r] > m) m = n[r]; print m }' "$TMP.bench")
+[ "$nb" -ge 1000 ] || fail "bench: $nb final puts on its counter, expected 1000"
+pass "$N balanced objects: one set and one final put each; double_put: final put + sub_uaf anomaly ($total events in all); $N kfree_rcu objects: one kmem:kfree_rcu each from the driver; bench: 1000 final puts on its counter"

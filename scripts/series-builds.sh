@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# make series-builds: every prefix of the kernel series builds (bisectable),
+# with CONFIG_REF_TRACE=y and =n, without a warning, and W=1 clean on the
+# .c files each patch touches; then the whole series with
+# CONFIG_TRACEPOINTS=n.  Small kernel (tinyconfig + kernel/configs/*.config),
+# in a work tree and object directories of its own.  Not part of 'make
+# check' (about 30 minutes here, mostly ccache hits).
+. "$(dirname "$0")/lib.sh"
+tree=$("$TOP/scripts/assemble-tree.sh")
+wt=$CACHE/tree-series-$KEY
+commits=$(git -C "$tree" rev-list --reverse pristine..assembled^)
+[ -n "$commits" ] || die "no kernel patches in the assembled tree"
+[ -d "$wt" ] || git -C "$tree" worktree add -q --detach "$wt" pristine
+out=$BUILD/series-builds
+mkdir -p "$out"
+
+# configure <objdir> <extra fragment...>: tinyconfig + the fragments, again
+# at every step (a patch may add the options the fragments set).
+configure() {
+	local o=$1
+	shift
+	mkdir -p "$o"
+	make -s -C "$wt" O="$o" ARCH=x86_64 tinyconfig >/dev/null
+	"$wt/scripts/kconfig/merge_config.sh" -m -O "$o" "$o/.config" "$@" >/dev/null
+	make -s -C "$wt" O="$o" ARCH=x86_64 olddefconfig >/dev/null
+}
+# build <objdir> <log> [targets...]: warnings and errors end up in <log>
+build() {
+	local o=$1 logf=$2
+	shift 2
+	locked make -s -C "$wt" O="$o" ARCH=x86_64 CC="ccache gcc" HOSTCC="ccache gcc" \
+		-j"$JOBS" "$@" > "$logf" 2>&1
+}
+
+fail=0 i=0 prev=pristine
+printf '%-3s %-58s %-16s %-16s\n' "#" patch "REF_TRACE=y" "REF_TRACE=n"
+for c in $commits; do
+	i=$((i + 1))
+	git -C "$wt" checkout -q --detach "$c"
+	files=$(git -C "$wt" diff --name-only "$prev" "$c" -- '*.c')
+	row=()
+	for mode in on off; do
+		o=$CACHE/kbuild-series-$mode-$KEY
+		frags=("$TOP"/kernel/configs/*.config)
+		[ $mode = off ] && frags+=("$TOP/kernel/configs/cost/ref-trace-off.config")
+		configure "$o" "${frags[@]}"
+		opt=$(grep -c '^CONFIG_REF_TRACE=y' "$o/.config")
+		t0=$(date +%s)
+		if ! build "$o" "$out/$i-$mode.log" bzImage; then
+			row+=("BUILD FAILED"); fail=1; continue
+		fi
+		w=$(grep -c 'warning:' "$out/$i-$mode.log")
+		# W=1 on the touched files that this configuration compiles
+		w1=0
+		for f in $files; do
+			[ -f "$o/${f%.c}.o" ] || continue
+			touch "$wt/$f"
+			build "$o" "$out/$i-$mode-w1.log" W=1 "${f%.c}.o" || { fail=1; w1=$((w1 + 1000)); }
+			w1=$((w1 + $(grep -c 'warning:' "$out/$i-$mode-w1.log")))
+		done
+		[ $((w + w1)) -eq 0 ] || fail=1
+		row+=("$(( $(date +%s) - t0 ))s w$w W1:$w1 o$opt")
+	done
+	printf '%-3s %-58.58s %-16s %-16s\n' "$i" "$(git -C "$wt" log -1 --format=%s "$c")" "${row[@]}"
+	prev=$c
+done
+echo "(w: warnings of the build; W1: warnings of W=1 on the patch's .c files; o1: the option is on)"
+
+o=$CACHE/kbuild-series-notp-$KEY
+configure "$o" "$TOP/kernel/configs/guest.config" "$TOP/kernel/configs/series/tracepoints-off.config"
+t0=$(date +%s)
+if grep -q '^CONFIG_TRACEPOINTS=y' "$o/.config"; then
+	echo "CONFIG_TRACEPOINTS=n: not possible in this configuration"; fail=1
+elif build "$o" "$out/notp.log" bzImage; then
+	w=$(grep -c 'warning:' "$out/notp.log")
+	echo "whole series, CONFIG_TRACEPOINTS=n: built in $(( $(date +%s) - t0 )) s, $w warnings"
+	[ "$w" -eq 0 ] || fail=1
+else
+	echo "whole series, CONFIG_TRACEPOINTS=n: BUILD FAILED (see $out/notp.log)"; fail=1
+fi
+[ $fail -eq 0 ] && echo "series-builds: every step built clean" || echo "series-builds: FAILED (logs in $out)"
+exit $fail
