@@ -13,6 +13,7 @@
 #include "builtin.h"
 
 #include "util/color.h"
+#include "util/config.h"
 #include "util/data.h"
 #include "util/debug.h"
 #include "util/env.h"
@@ -132,6 +133,10 @@ struct refleak_report {
 	const char		*input_name;
 	const char		*sort_keys;
 	const char		*min_age_str;
+	unsigned int		min_repeat;
+	/* strings from perf config, owned here */
+	char			*config_sort;
+	char			*config_min_age;
 	bool			objects;
 	bool			all;
 	bool			folded;
@@ -1252,14 +1257,52 @@ static const char * const refleak_usage[] = {
 	NULL
 };
 
+/*
+ * perf config keys, overridden by the command line:
+ *   [refleak]
+ *	sort = count,bytes	min-age = 1000	min-repeat = 2	max-stack = 8
+ */
+static int rl_config(const char *var, const char *value, void *cb)
+{
+	struct refleak_report *rep = cb;
+	int n;
+
+	if (!strstarts(var, "refleak."))
+		return 0;
+	var += strlen("refleak.");
+	if (!strcmp(var, "sort")) {
+		free(rep->config_sort);
+		rep->sort_keys = rep->config_sort = strdup(value);
+		return rep->config_sort ? 0 : -ENOMEM;
+	}
+	if (!strcmp(var, "min-age")) {
+		free(rep->config_min_age);
+		rep->min_age_str = rep->config_min_age = strdup(value);
+		return rep->config_min_age ? 0 : -ENOMEM;
+	}
+	if (!strcmp(var, "min-repeat") || !strcmp(var, "max-stack")) {
+		if (perf_config_int(&n, var, value) || n < 0) {
+			pr_err("perf refleak: bad refleak.%s in perf config: '%s'\n", var, value);
+			return -1;
+		}
+		if (!strcmp(var, "min-repeat"))
+			rep->min_repeat = n;
+		else
+			rep->max_stack = n;
+		return 0;
+	}
+	pr_warning("perf refleak: unknown perf config key refleak.%s ignored\n", var);
+	return 0;
+}
+
 static int rl_report(int argc, const char **argv)
 {
 	struct refleak_report rep = {
 		.input_name	= NULL,	/* perf.data, or stdin when it is a fifo */
 		.sort_keys	= "count,bytes",
 		.max_stack	= 8,
+		.min_repeat	= REFLEAK_DEFAULT_MIN_REPEAT,
 	};
-	unsigned int min_repeat = REFLEAK_DEFAULT_MIN_REPEAT;
 	const struct option options[] = {
 	OPT_STRING('i', "input", &rep.input_name, "file", "input file name, '-' for stdin"),
 	OPT_STRING('s', "sort", &rep.sort_keys, "key[,key2...]",
@@ -1278,7 +1321,7 @@ static int rl_report(int argc, const char **argv)
 		    "exit with status 3 if any definite or likely finding is made"),
 	OPT_STRING(0, "min-age", &rep.min_age_str, "ms",
 		   "age before the end for final_put_not_freed and likely_leak (default 1000)"),
-	OPT_UINTEGER(0, "min-repeat", &min_repeat,
+	OPT_UINTEGER(0, "min-repeat", &rep.min_repeat,
 		     "likely_leak: objects left by one allocation stack (default 2)"),
 	OPT_STRING('k', "vmlinux", &symbol_conf.vmlinux_name, "file",
 		   "vmlinux of the recorded kernel, for symbols"),
@@ -1298,14 +1341,17 @@ static int rl_report(int argc, const char **argv)
 	u64 nr_suspicious = 0;
 	int ret = RL_EXIT_FATAL, c, err;
 
+	ret = RL_EXIT_USAGE;
+	if (perf_config(rl_config, &rep))
+		goto out;
 	argc = parse_options(argc, argv, options, report_usage, 0);
 	if (argc)
 		usage_with_options_msg(report_usage, options, "unexpected argument '%s'", argv[0]);
 	if (rl_parse_sort(rep.sort_keys))
-		return RL_EXIT_USAGE;
+		goto out;
 	/* a kernel symbol file that cannot be read is a usage error, not a silent fallback */
 	if (symbol__validate_sym_arguments())
-		return RL_EXIT_USAGE;
+		goto out;
 
 	refleak_config__init(&cfg);
 	if (rep.min_age_str) {
@@ -1315,17 +1361,18 @@ static int rl_report(int argc, const char **argv)
 		if (end == rep.min_age_str || *end || ms < 0) {
 			pr_err("perf refleak: invalid --min-age '%s' (milliseconds)\n",
 			       rep.min_age_str);
-			return RL_EXIT_USAGE;
+			goto out;
 		}
 		cfg.min_age_ns = (u64)(ms * NSEC_PER_MSEC);
 	}
 	cfg.keep_objects = rep.objects || rep.json;
-	cfg.min_repeat = min_repeat ?: 1;
+	cfg.min_repeat = rep.min_repeat ?: 1;
 
+	ret = RL_EXIT_FATAL;
 	rep.rl = refleak__new(&cfg);
 	if (!rep.rl) {
 		pr_err("perf refleak: out of memory\n");
-		return RL_EXIT_FATAL;
+		goto out;
 	}
 
 	perf_tool__init(&rep.tool, /*ordered_events=*/true);
@@ -1482,6 +1529,8 @@ out:
 	}
 	refleak__delete(rep.rl);
 	rl_sort_list__delete();
+	free(rep.config_sort);
+	free(rep.config_min_age);
 	free(rep.cpu_last);
 	return ret;
 }
