@@ -8,7 +8,8 @@
 # files recorded in the guest by scripts/record-golden.sh, symbolized with
 # the guest's kallsyms through --kallsyms), once per line of
 # tests/golden/cases, and compares exit status, stdout and stderr with
-# tests/golden/expected/.  --update writes the expected files from this
+# tests/golden/expected/; each text report is also cross-checked against
+# the JSON report of the same options (text-json-crosscheck.py).  --update writes the expected files from this
 # perf instead (review the diff).
 #
 # Output is TAP-like: "ok <case>" / "not ok <case> - <reason>" with a diff.
@@ -88,6 +89,17 @@ while read -r name input status opts; do
 	[ "$rc" = "$status" ] || why="exit status $rc, expected $status"
 	diff_or_update "$name" out || why="${why:+$why; }stdout differs"
 	diff_or_update "$name" err || why="${why:+$why; }stderr differs"
+	# the text report must agree with the JSON report of the same options
+	case " $opts " in *" --json "*|*" --folded "*) ;; *)
+		if [ "$rc" = 0 ] || [ "$rc" = 3 ]; then
+			# shellcheck disable=SC2086
+			(cd "$work" && timeout 60 "$PERF" refleak report --kallsyms kallsyms $opts --json) \
+				< "$stdin" > "$work/$name.json" 2> /dev/null
+			python3 "$(dirname "$0")/text-json-crosscheck.py" "$work/$name.out" "$work/$name.json" \
+				> "$work/$name.cross" 2>&1 ||
+				why="${why:+$why; }text and JSON disagree: $(head -n 3 "$work/$name.cross" | tr '\n' ' ')"
+		fi ;;
+	esac
 	if [ -z "$why" ]; then
 		echo "ok $name"
 	else
