@@ -892,6 +892,127 @@ static int test__refleak_kfree_rcu(struct test_suite *test __maybe_unused,
 }
 
 /*
+ * The graveyard keeps freed objects for put-after-free detection, bounded
+ * by count and by age: an evicted object's late put is only an unmatched
+ * put, one still buried is a put after free.
+ */
+static int test__refleak_graveyard(struct test_suite *test __maybe_unused,
+				   int subtest __maybe_unused)
+{
+	struct refleak_config cfg;
+	const struct refleak_stats *st;
+	struct refleak *rl;
+
+	/* by count: room for two, the first of three is evicted */
+	refleak_config__init(&cfg);
+	cfg.graveyard_max = 2;
+	rl = refleak__new(&cfg);
+	TEST_ASSERT_VAL("engine", rl);
+	ev_alloc(rl, T0 + 1 * MS, 0x1000, 64, SITE_A, "c", 0);
+	ev_free(rl, T0 + 2 * MS, 0x1000, "c", 0);
+	ev_alloc(rl, T0 + 3 * MS, 0x2000, 64, SITE_A, "c", 0);
+	ev_free(rl, T0 + 4 * MS, 0x2000, "c", 0);
+	ev_alloc(rl, T0 + 5 * MS, 0x3000, 64, SITE_A, "c", 0);
+	ev_free(rl, T0 + 6 * MS, 0x3000, "c", 0);
+	ev_put(rl, T0 + 7 * MS, 0x1008, 0);	/* evicted */
+	ev_put(rl, T0 + 8 * MS, 0x3008, 0);	/* buried */
+	st = finish(rl, T0 + 10 * SEC);
+	TEST_ASSERT_VAL("by count: one put after free",
+			st->class_count[REFLEAK_PUT_AFTER_FREE] == 1);
+	TEST_ASSERT_VAL("by count: the evicted one is an unmatched put",
+			st->nr_unmatched_put == 1);
+	refleak__delete(rl);
+
+	/* by age: 1 s */
+	refleak_config__init(&cfg);
+	cfg.graveyard_ns = 1 * SEC;
+	rl = refleak__new(&cfg);
+	TEST_ASSERT_VAL("engine", rl);
+	ev_alloc(rl, T0, 0x1000, 64, SITE_A, "c", 0);
+	ev_free(rl, T0 + 10 * MS, 0x1000, "c", 0);
+	ev_alloc(rl, T0 + 20 * MS, 0x2000, 64, SITE_A, "c", 0);
+	ev_free(rl, T0 + 1500 * MS, 0x2000, "c", 0);
+	ev_put(rl, T0 + 2 * SEC, 0x1008, 0);	/* freed 1.99 s ago: gone */
+	ev_put(rl, T0 + 2 * SEC, 0x2008, 0);	/* freed 0.5 s ago: buried */
+	st = finish(rl, T0 + 10 * SEC);
+	TEST_ASSERT_VAL("by age: one put after free",
+			st->class_count[REFLEAK_PUT_AFTER_FREE] == 1);
+	TEST_ASSERT_VAL("by age: one unmatched put", st->nr_unmatched_put == 1);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+/*
+ * An unmatched final put (object from before the recording) is matched
+ * with the free of its object by the learned offset, but only while it is
+ * younger than the graveyard age; an expired one is forgotten.  A free of
+ * a refcounted cache with no put seen is judged only once the recording is
+ * older than min-age (before that, the put may predate the recording).
+ */
+static int test__refleak_orphans(struct test_suite *test __maybe_unused,
+				 int subtest __maybe_unused)
+{
+	struct refleak_config cfg;
+	const struct refleak_stats *st;
+	struct refleak *rl;
+
+	refleak_config__init(&cfg);
+	cfg.graveyard_ns = 1 * SEC;
+	cfg.min_age_ns = 500 * MS;
+	rl = refleak__new(&cfg);
+	TEST_ASSERT_VAL("engine", rl);
+	/* learn the offset of cache "obj": 24 */
+	ev_alloc(rl, T0, 0x1000, 96, SITE_A, "obj", 0);
+	ev_put(rl, T0 + 1 * MS, 0x1000 + 24, 0);
+	ev_free(rl, T0 + 2 * MS, 0x1000, "obj", 0);
+	/* before min-age: a free without a put is not judged */
+	ev_free(rl, T0 + 100 * MS, 0xa000, "obj", 0);
+	/* orphan put, freed 0.5 s later: matched, inferred balanced */
+	ev_put(rl, T0 + 1 * SEC, 0x9000 + 24, 0);
+	ev_free(rl, T0 + 1500 * MS, 0x9000, "obj", 0);
+	/* orphan put, freed 2 s later: expired, the free is judged alone */
+	ev_put(rl, T0 + 2 * SEC, 0x9400 + 24, 0);
+	ev_free(rl, T0 + 4 * SEC, 0x9400, "obj", 0);
+	st = finish(rl, T0 + 10 * SEC);
+	TEST_ASSERT_VAL("one match", st->nr_inferred_matches == 1);
+	TEST_ASSERT_VAL("the early free unmatched", st->nr_unmatched_free == 1);
+	TEST_ASSERT_VAL("balanced: the learning object and the matched one",
+			st->class_count[REFLEAK_BALANCED] == 2);
+	TEST_ASSERT_VAL("the expired one: freed without final put",
+			st->class_count[REFLEAK_FREED_WITHOUT_FINAL_PUT] == 1);
+	TEST_ASSERT_VAL("inferred", st->nr_inferred == 2);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+/* Lost windows reported out of time order still mark what they overlap. */
+static int test__refleak_lost_unsorted(struct test_suite *test __maybe_unused,
+				       int subtest __maybe_unused)
+{
+	struct refleak *rl = new_engine(true);
+	const struct refleak_stats *st;
+
+	TEST_ASSERT_VAL("engine", rl);
+	/* a refcounted site: its objects are judged */
+	ev_alloc(rl, T0, 0x8000, 64, SITE_A, "c", 0);
+	ev_put(rl, T0 + 1 * MS, 0x8008, 0);
+	ev_free(rl, T0 + 2 * MS, 0x8000, "c", 0);
+	ev_alloc(rl, T0 + 1 * SEC, 0x1000, 64, SITE_A, "c", 0);	/* spans window 2 */
+	ev_alloc(rl, T0 + 5 * SEC, 0x2000, 64, SITE_A, "c", 0);
+	ev_free(rl, T0 + 5 * SEC + MS, 0x2000, "c", 0);		/* between both */
+	ev_alloc(rl, T0 + 7 * SEC, 0x3000, 64, SITE_A, "c", 0);	/* spans window 1 */
+	refleak__lost(rl, T0 + 8 * SEC, T0 + 8 * SEC + MS, 3);		/* window 1 */
+	refleak__lost(rl, T0 + 2 * SEC, T0 + 2 * SEC + MS, 4);		/* window 2, late */
+	ev_free(rl, T0 + 9 * SEC, 0x3000, "c", 0);
+	ev_free(rl, T0 + 9 * SEC, 0x1000, "c", 0);
+	st = finish(rl, T0 + 10 * SEC);
+	TEST_ASSERT_VAL("lost counted", st->nr_lost == 7 && st->nr_lost_windows == 2);
+	TEST_ASSERT_VAL("two uncertain, the one between certain", st->nr_uncertain == 2);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+/*
  * Verdicts that rest on an event not happening are not made when events
  * were lost since: a lost free or final put would explain them.
  */
@@ -940,6 +1061,9 @@ static struct test_case tests__refleak[] = {
 	TEST_CASE("final put not freed: definite, or not yet", refleak_put_not_freed),
 	TEST_CASE("lost events: no verdict resting on a missing event", refleak_lost_absence),
 	TEST_CASE("kfree_rcu: freed when asked, the late free expected", refleak_kfree_rcu),
+	TEST_CASE("graveyard eviction by count and by age", refleak_graveyard),
+	TEST_CASE("unmatched puts: matched by offset, expired, min-age", refleak_orphans),
+	TEST_CASE("lost windows out of time order", refleak_lost_unsorted),
 	{ .name = NULL, }
 };
 
