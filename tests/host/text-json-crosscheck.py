@@ -31,6 +31,13 @@ def main():
 
     # rows of each listed class: count bytes age refoff cache site
     findings = {(f["class"], f["site"], f["cache"]): f for f in doc["findings"]}
+    # the per-class groups carry the counter offset
+    for c, groups in doc.get("classes", {}).items():
+        for g in groups:
+            f = findings.get((c, g["site"], g["cache"]))
+            if f is not None:
+                f["ref_offset"] = g["ref_offset"]
+                f["ref_offset_mixed"] = g["ref_offset_mixed"]
     cls = None
     rows = 0
     for line in text:
@@ -38,9 +45,10 @@ def main():
         if m:
             cls = m.group(1)
             continue
-        m = re.match(r"^\s+(\d+)\s+(\d+)\s+[\d.]+\s+\S+\s+(\S+)\s+(\S+)\s*$", line)
+        m = re.match(r"^\s+(\d+)\s+(\d+)\s+[\d.]+\s+(\S+)\s+(\S+)\s+(\S+)\s*$", line)
         if cls and m:
-            count, nbytes, cache, site = int(m.group(1)), int(m.group(2)), m.group(3), m.group(4)
+            count, nbytes, refoff = int(m.group(1)), int(m.group(2)), m.group(3)
+            cache, site = m.group(4), m.group(5)
             rows += 1
             f = findings.get((cls, site, cache))
             if f is None:
@@ -48,9 +56,17 @@ def main():
             elif (f["count"], f["bytes"]) != (count, nbytes):
                 errs.append(f"{cls} {site} {cache}: text count/bytes {count}/{nbytes}, "
                             f"json {f['count']}/{f['bytes']}")
+            elif "ref_offset" in f:
+                # RefOff: the counter's offset, "*" when mixed; must not
+                # depend on the output options
+                want = "?" if f["ref_offset"] < 0 else \
+                    f"0x{f['ref_offset']:x}" + ("*" if f["ref_offset_mixed"] else "")
+                if refoff != want:
+                    errs.append(f"{cls} {site} {cache}: text RefOff {refoff}, json {want}")
     for e in errs:
         print(e)
-    print(f"{rows} text rows checked, {len(errs)} differences")
+    nref = sum(1 for f in findings.values() if "ref_offset" in f)
+    print(f"{rows} text rows checked ({nref} findings with their RefOff), {len(errs)} differences")
     return 1 if errs else 0
 
 
