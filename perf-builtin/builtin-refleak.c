@@ -28,6 +28,7 @@
 #include "util/session.h"
 #include "util/string2.h"
 #include "util/symbol.h"
+#include "util/thread.h"
 #include "util/tool.h"
 #include "util/tracepoint.h"
 #include "util/trace-event.h"
@@ -325,6 +326,7 @@ static int rl_on_alloc(struct refleak_report *rep, struct evsel *evsel,
 		.cache		= info->kind == RL_EV_KMALLOC ? REFLEAK_KMALLOC :
 				  rl_field_str(evsel, info->name, sample, name, sizeof(name)),
 		.pid		= sample->pid,
+		.tid		= sample->tid,
 	};
 
 	if (ev.ptr)	/* no stack interning for failed allocations */
@@ -895,22 +897,41 @@ static void rl_fmt_time(char *buf, size_t size, u64 ns)
 		snprintf(buf, size, "-");
 }
 
-static void rl_print_objects(FILE *fp, struct refleak_group *g)
+/* "comm[pid]" or "comm[pid/tid]" of the allocating task, "" if unknown */
+static void rl_fmt_task(struct refleak_report *rep, char *buf, size_t size,
+			const struct refleak_object *o)
+{
+	struct thread *thread;
+
+	buf[0] = '\0';
+	if (o->pid <= 0)
+		return;
+	thread = machine__find_thread(&rep->session->machines.host, o->pid, o->tid);
+	if (o->tid == o->pid)
+		snprintf(buf, size, "%.15s[%d]", thread ? thread__comm_str(thread) : "?", o->pid);
+	else
+		snprintf(buf, size, "%.15s[%d/%d]", thread ? thread__comm_str(thread) : "?",
+			 o->pid, o->tid);
+	thread__put(thread);
+}
+
+static void rl_print_objects(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
 {
 	u32 i;
 
-	fprintf(fp, "      %-18s %8s %17s %17s %17s %12s\n",
-		"object", "size", "alloc", "put", "free", "age(ms)");
+	fprintf(fp, "      %-18s %6s %13s %13s %13s %10s  %s\n",
+		"object", "size", "alloc", "put", "free", "age(ms)", "allocated by");
 	for (i = 0; i < g->nr_objects; i++) {
 		const struct refleak_object *o = &g->objects[i];
-		char a[32], p[32], f[32];
+		char a[32], p[32], f[32], task[64];
 
 		rl_fmt_time(a, sizeof(a), o->alloc_ns);
 		rl_fmt_time(p, sizeof(p), o->put_ns);
 		rl_fmt_time(f, sizeof(f), o->free_ns);
-		fprintf(fp, "      %#-18" PRIx64 " %8" PRIu64 " %17s %17s %17s %12.3f%s%s\n",
-			o->addr, o->size, a, p, f, (double)o->age_ns / NSEC_PER_MSEC,
-			o->inferred ? " inferred" : "", o->uncertain ? " uncertain" : "");
+		rl_fmt_task(rep, task, sizeof(task), o);
+		fprintf(fp, "      %#-18" PRIx64 " %6" PRIu64 " %13s %13s %13s %10.3f  %s%s%s\n",
+			o->addr, o->size, a, p, f, (double)o->age_ns / NSEC_PER_MSEC, task,
+			o->inferred ? "inferred" : "", o->uncertain ? " uncertain" : "");
 	}
 	if (g->objects_dropped)
 		fprintf(fp, "      ... %" PRIu64 " more objects not kept\n", g->objects_dropped);
@@ -963,14 +984,58 @@ static void rl_print_class(struct refleak_report *rep, FILE *fp, enum refleak_cl
 		if (rep->callchain)
 			rl_print_stacks(rep, fp, g);
 		if (rep->objects)
-			rl_print_objects(fp, g);
+			rl_print_objects(rep, fp, g);
 	}
 	free(rows);
 }
 
-static void rl_print_header(struct refleak_report *rep, FILE *fp, u64 min_age_ns)
+/* report lines fit in this many columns; longer "# " lists wrap */
+#define RL_COLUMNS	100
+
+/*
+ * "<head>k1 v1, k2 v2, ..." wrapped at RL_COLUMNS, continuation lines
+ * indented "#   ".  Items with a zero value are left out when skip_zero.
+ */
+static void rl_print_list(FILE *fp, const char *head, const char * const *keys,
+			  const u64 *vals, int n, bool skip_zero)
+{
+	int col, i, first = 1;
+
+	col = fprintf(fp, "%s", head);
+	for (i = 0; i < n; i++) {
+		char item[96];
+		int len;
+
+		if (skip_zero && !vals[i])
+			continue;
+		len = scnprintf(item, sizeof(item), "%s%s %" PRIu64, first ? "" : ", ",
+				keys[i], vals[i]);
+		if (!first && col + len > RL_COLUMNS - 1) {
+			fprintf(fp, ",\n#   ");
+			col = 4;
+			len = scnprintf(item, sizeof(item), "%s %" PRIu64, keys[i], vals[i]);
+		}
+		col += fprintf(fp, "%s", item);
+		first = 0;
+	}
+	if (first)
+		fprintf(fp, "none");
+	fputc('\n', fp);
+}
+
+/*
+ * Verdict first: the findings by tier and class, what limits them, and
+ * what to run next.  The counters behind them go to the footer.
+ */
+static void rl_print_header(struct refleak_report *rep, FILE *fp)
 {
 	const struct refleak_stats *st = refleak__stats(rep->rl);
+	static const char * const tier_head[] = {
+		[REFLEAK_TIER_DEFINITE]	= "#   definite  ",
+		[REFLEAK_TIER_LIKELY]	= "#   likely    ",
+		[REFLEAK_TIER_POSSIBLE]	= "#   possible  ",
+	};
+	enum refleak_tier t;
 	int c;
 
 	fprintf(fp, "# perf refleak report\n");
@@ -978,40 +1043,83 @@ static void rl_print_header(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 		"; possible %" PRIu64 " (%s)\n", st->tier_count[REFLEAK_TIER_DEFINITE],
 		st->tier_count[REFLEAK_TIER_LIKELY], st->tier_count[REFLEAK_TIER_POSSIBLE],
 		rep->all ? "listed" : "listed with --all");
-	fprintf(fp, "# events: kmalloc %" PRIu64 ", kmem_cache_alloc %" PRIu64 ", kfree %" PRIu64
-		", kmem_cache_free %" PRIu64 ", kfree_rcu %" PRIu64 ", set %" PRIu64
-		", final_put %" PRIu64 ", anomaly %" PRIu64 ", process exits %" PRIu64 "\n",
-		rep->nr_events[RL_EV_KMALLOC], rep->nr_events[RL_EV_CACHE_ALLOC],
-		rep->nr_events[RL_EV_KFREE], rep->nr_events[RL_EV_CACHE_FREE],
-		rep->nr_events[RL_EV_KFREE_RCU],
-		rep->nr_events[RL_EV_SET], rep->nr_events[RL_EV_FINAL_PUT],
-		rep->nr_events[RL_EV_ANOMALY], st->nr_exits);
-	fprintf(fp, "# duration: %.3f s\n",
-		st->last_ns > st->first_ns ? (double)(st->last_ns - st->first_ns) / NSEC_PER_SEC : 0.0);
+	for (t = 0; t < REFLEAK_TIER_NONE; t++) {
+		const char *keys[REFLEAK_NR_CLASSES];
+		u64 vals[REFLEAK_NR_CLASSES];
+		int n = 0;
+
+		if (!st->tier_count[t])
+			continue;
+		for (c = 0; c < REFLEAK_BALANCED; c++) {
+			if (refleak_class__tier(c) != t)
+				continue;
+			keys[n] = refleak_class__name(c);
+			vals[n++] = st->class_count[c];
+		}
+		rl_print_list(fp, tier_head[t], keys, vals, n, true);
+	}
 	if (st->nr_lost)
 		color_fprintf(fp, PERF_COLOR_RED, "# lost events: %" PRIu64 " (%" PRIu64
 			      " records); verdicts overlapping them are marked uncertain\n",
 			      st->nr_lost, st->nr_lost_windows);
 	else
 		fprintf(fp, "# lost events: 0\n");
+	if (!rep->has_put_event)
+		color_fprintf(fp, PERF_COLOR_RED,
+			      "# cannot show: final puts (no %s event: kernel without\n"
+			      "#   " REFLEAK_KCONFIG " or 'record --kmem-only'): no verdict is possible\n",
+			      REFLEAK_PUT_TP);
+	else if (!rep->has_set_event)
+		color_fprintf(fp, PERF_COLOR_YELLOW,
+			      "# cannot show: counter births and anomalies (no %s event):\n"
+			      "#   only sites with a final put are judged\n", REFLEAK_SET_TP);
+	if (!rep->has_callchain)
+		fprintf(fp, "# cannot show: call stacks (recorded without callchains, -g)\n");
+	if (st->tier_count[REFLEAK_TIER_DEFINITE] + st->tier_count[REFLEAK_TIER_LIKELY] +
+	    st->tier_count[REFLEAK_TIER_POSSIBLE])
+		fprintf(fp, "# next:%s%s%s\n",
+			rep->has_callchain && !rep->callchain ? " -g for the stacks," : "",
+			!rep->objects ? " --objects for each object," : "",
+			!rep->all ? " --all for the possible findings" : " --json for scripts");
+}
+
+/* the counters the verdicts rest on, after the findings */
+static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns)
+{
+	const struct refleak_stats *st = refleak__stats(rep->rl);
+	const char *keys[REFLEAK_NR_CLASSES + 1];
+	u64 vals[REFLEAK_NR_CLASSES + 1];
+	int c, n;
+
+	fprintf(fp, "\n# recording: %.3f s\n",
+		st->last_ns > st->first_ns ? (double)(st->last_ns - st->first_ns) / NSEC_PER_SEC : 0.0);
+	for (c = 0; c < RL_EV_NR; c++) {
+		keys[c] = ev_names[c];
+		vals[c] = rep->nr_events[c];
+	}
+	keys[c] = "process exits";
+	vals[c] = st->nr_exits;
+	rl_print_list(fp, "# events: ", keys, vals, RL_EV_NR + 1, false);
+	n = 0;
+	for (c = REFLEAK_BALANCED; c >= 0; c--) {
+		keys[n] = refleak_class__name(c);
+		vals[n++] = st->class_count[c];
+	}
+	rl_print_list(fp, "# objects: ", keys, vals, n, false);
+	fprintf(fp, "# refcounted sites: %" PRIu64 " of %" PRIu64
+		", objects of other sites (not judged): %" PRIu64 "\n",
+		st->nr_refcounted_sites, st->nr_sites, st->nr_untracked);
 	fprintf(fp, "# unmatched final puts: %" PRIu64
 		" (no allocation seen: object allocated before the recording)\n",
 		st->nr_unmatched_put);
 	fprintf(fp, "# unmatched frees: %" PRIu64 ", ignored NULL/ERR_PTR allocations: %" PRIu64
 		"\n", st->nr_unmatched_free, st->nr_ignored_alloc);
-	fprintf(fp, "# refcounted sites: %" PRIu64 " of %" PRIu64
-		", objects of other sites (not judged): %" PRIu64 "\n",
-		st->nr_refcounted_sites, st->nr_sites, st->nr_untracked);
 	fprintf(fp, "# counters set in no known allocation: %" PRIu64 ", revived: %" PRIu64 "\n",
 		st->nr_unmatched_set, st->nr_revived);
-	fprintf(fp, "# objects:");
-	for (c = REFLEAK_BALANCED; c >= 0; c--)
-		fprintf(fp, " %s %" PRIu64 "%s", refleak_class__name(c), st->class_count[c],
-			c ? "," : "\n");
 	fprintf(fp, "# inferred: %" PRIu64 ", uncertain: %" PRIu64
-		", put less than %.0f ms before the end and not freed yet (e.g. kfree_rcu): %"
-		PRIu64 "\n", st->nr_inferred, st->nr_uncertain,
-		(double)min_age_ns / NSEC_PER_MSEC, st->nr_pending_free);
+		", put < %.0f ms before the end, not freed yet: %" PRIu64 "\n",
+		st->nr_inferred, st->nr_uncertain, (double)min_age_ns / NSEC_PER_MSEC,
+		st->nr_pending_free);
 	if (st->nr_rcu_requests)
 		fprintf(fp, "# kfree_rcu requests: %" PRIu64 " (counted as frees), their frees seen: %"
 			PRIu64 "\n", st->nr_rcu_requests, st->nr_rcu_freed);
@@ -1023,19 +1131,6 @@ static void rl_print_header(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 	if (rep->nr_bad_samples)
 		fprintf(fp, "# samples without their tracepoint data (ignored): %" PRIu64 "\n",
 			rep->nr_bad_samples);
-	if (!rep->has_put_event)
-		color_fprintf(fp, PERF_COLOR_RED,
-			      "# cannot show: final puts (no %s event in the recording, kernel without "
-			      REFLEAK_KCONFIG " or 'record --kmem-only'): no verdict is possible\n",
-			      REFLEAK_PUT_TP);
-	else if (!rep->has_set_event)
-		color_fprintf(fp, PERF_COLOR_YELLOW,
-			      "# cannot show: counter births and anomalies (no %s event): only sites "
-			      "with a final put are judged\n", REFLEAK_SET_TP);
-	if (!rep->has_callchain)
-		fprintf(fp, "# cannot show: call stacks (recorded without callchains, -g)\n");
-	else if (rep->callchain == false)
-		fprintf(fp, "# call stacks recorded: use -g to show them\n");
 }
 
 /* ------------------------------------------------------------------ */
@@ -1089,18 +1184,24 @@ static void json_stacks(struct refleak_report *rep, FILE *fp, struct refleak_gro
 	fprintf(fp, "}");
 }
 
-static void json_objects(FILE *fp, struct refleak_group *g)
+static void json_objects(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
 {
 	u32 i;
 
 	fprintf(fp, ", \"objects\": [");
 	for (i = 0; i < g->nr_objects; i++) {
 		const struct refleak_object *o = &g->objects[i];
+		struct thread *thread = o->pid > 0 ?
+			machine__find_thread(&rep->session->machines.host, o->pid, o->tid) : NULL;
 
-		fprintf(fp, "%s{\"addr\": \"%#" PRIx64 "\", \"size\": %" PRIu64
+		fprintf(fp, "%s{\"pid\": %d, \"tid\": %d, \"comm\": ", i ? ", " : "",
+			o->pid > 0 ? o->pid : -1, o->pid > 0 ? o->tid : -1);
+		json_str(fp, thread ? thread__comm_str(thread) : "");
+		thread__put(thread);
+		fprintf(fp, ", \"addr\": \"%#" PRIx64 "\", \"size\": %" PRIu64
 			", \"alloc_ns\": %" PRIu64 ", \"put_ns\": %" PRIu64 ", \"free_ns\": %" PRIu64
 			", \"age_ms\": %.3f, \"inferred\": %s, \"uncertain\": %s}",
-			i ? ", " : "", o->addr, o->size, o->alloc_ns, o->put_ns, o->free_ns,
+			o->addr, o->size, o->alloc_ns, o->put_ns, o->free_ns,
 			(double)o->age_ns / NSEC_PER_MSEC, o->inferred ? "true" : "false",
 			o->uncertain ? "true" : "false");
 	}
@@ -1177,7 +1278,7 @@ static void rl_print_json(struct refleak_report *rep, FILE *fp)
 				g->site->offset_mixed ? "true" : "false");
 			if (rep->has_callchain)
 				json_stacks(rep, fp, g);
-			json_objects(fp, g);
+			json_objects(rep, fp, g);
 			fprintf(fp, "}");
 		}
 		fprintf(fp, "%s]", nr ? "\n  " : "");
@@ -1434,6 +1535,8 @@ static int rl_report(int argc, const char **argv)
 		goto out;
 	}
 
+	/* the comm of tasks that allocated and exited, for the object listing */
+	symbol_conf.keep_exited_threads = true;
 	symbol__init(perf_session__env(rep.session));
 
 	rl_mute();
@@ -1499,12 +1602,13 @@ static int rl_report(int argc, const char **argv)
 		}
 	} else {
 		setup_pager();
-		rl_print_header(&rep, stdout, cfg.min_age_ns);
+		rl_print_header(&rep, stdout);
+		if (!nr_suspicious)
+			fprintf(stdout, "\nno definite or likely finding\n");
 		for (c = 0; c < REFLEAK_BALANCED; c++)
 			if (rep.all || refleak_class__tier(c) != REFLEAK_TIER_POSSIBLE)
 				rl_print_class(&rep, stdout, c);
-		if (!nr_suspicious)
-			fprintf(stdout, "\nno definite or likely finding\n");
+		rl_print_footer(&rep, stdout, cfg.min_age_ns);
 	}
 	fflush(stdout);
 

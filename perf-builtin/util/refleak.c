@@ -87,6 +87,7 @@ struct rl_obj {
 	u32			anomaly_stack;
 	u64			anomaly_ns;
 	int			pid;		/* allocating process, -1 unknown */
+	int			tid;		/* ... and thread */
 	u8			anomaly;	/* enum refleak_anomaly + 1, 0: none */
 	u8			nr_ctrs;
 	struct rl_ctr		ctrs[REFLEAK_MAX_COUNTERS];
@@ -198,10 +199,10 @@ static const struct {
 		"counter never reached zero, the process that made it is gone", "age",
 		REFLEAK_TIER_LIKELY },
 	[REFLEAK_FREED_WITHOUT_FINAL_PUT] = { "freed_without_final_put",
-		"freed while the counter never reached zero (legal with one reference left)",
+		"freed before its counter reached zero (legal or not)",
 		"lifetime", REFLEAK_TIER_POSSIBLE },
 	[REFLEAK_PUT_NOT_FREED_YET]	  = { "put_not_freed_yet",
-		"counter reached zero, not freed yet: its site frees late, or events were lost",
+		"counter reached zero, not freed yet: its site frees late, or lost events",
 		"since put", REFLEAK_TIER_POSSIBLE },
 	[REFLEAK_OUTSTANDING]		  = { "outstanding",
 		"live at the end, counter never reached zero: in use, or leaked", "age",
@@ -738,6 +739,8 @@ static void rl_group__add_object(struct refleak *rl, struct refleak_group *g,
 	ro->age_ns = age;
 	ro->inferred = o->inferred;
 	ro->uncertain = o->uncertain;
+	ro->pid = o->inferred ? -1 : o->pid;
+	ro->tid = o->inferred ? -1 : o->tid;
 }
 
 /* lost windows */
@@ -1147,6 +1150,7 @@ int refleak__alloc(struct refleak *rl, const struct refleak_alloc_ev *ev)
 	o->size = size;
 	o->alloc_ns = ev->time;
 	o->pid = ev->pid;
+	o->tid = ev->tid;
 	o->stack[REFLEAK_STACK_ALLOC] = ev->stack;
 	rl_insert(&rl->live, o);
 	if (++rl->stats.nr_live_end > rl->stats.max_live)

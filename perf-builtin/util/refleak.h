@@ -115,6 +115,7 @@ struct refleak_alloc_ev {
 	const char	*cache;		/* slab cache name, NULL or REFLEAK_KMALLOC */
 	u32		stack;
 	int		pid;		/* process that allocated, -1 unknown */
+	int		tid;		/* its thread */
 };
 
 struct refleak_free_ev {
@@ -165,6 +166,8 @@ struct refleak_object {
 	u64	put2_ns;	/* second final put (double put) */
 	u64	free_ns;	/* 0: not freed */
 	u64	age_ns;		/* class specific, see refleak_group */
+	int	pid;		/* allocating task, -1 or 0: unknown */
+	int	tid;
 	bool	inferred;
 	bool	uncertain;
 };

@@ -13,7 +13,15 @@ import sys
 
 
 def main():
-    text = open(sys.argv[1]).read().splitlines()
+    raw = open(sys.argv[1]).read().splitlines()
+    # join the "#   " continuation lines of wrapped "# key: ..." lists
+    text = []
+    for line in raw:
+        if line.startswith("#   ") and text and text[-1].startswith("# ") and \
+                text[-1].endswith(","):
+            text[-1] += " " + line[4:]
+        else:
+            text.append(line)
     doc = json.load(open(sys.argv[2]))
     summ = doc["summary"]
     errs = []
