@@ -88,11 +88,12 @@ add_file() { # <file in the project> <path in the tree>
 	git update-index --add --cacheinfo "$mode,$(git hash-object -w "$1"),$2"
 }
 if [ -d "$TOP/perf-builtin" ]; then
-	(cd "$TOP/perf-builtin" && find . -type f ! -name '*.patch' ! -name 'commit-message.txt' | sort) |
+	(cd "$TOP/perf-builtin" && find . -type f ! -name '*.patch' ! -name 'commit-message.txt' \
+		! -name UPSTREAM | sort) |
 	while read -r f; do add_file "$TOP/perf-builtin/$f" "tools/perf/${f#./}"; done
 	for d in Documentation tests/shell; do
 		[ -d "$TOP/$d" ] || continue
-		(cd "$TOP/$d" && find . -type f | sort) |
+		(cd "$TOP/$d" && find . -type f ! -name UPSTREAM | sort) |
 		while read -r f; do add_file "$TOP/$d/$f" "tools/perf/$d/${f#./}"; done
 	done
 	for p in "$TOP"/perf-builtin/*.patch; do
