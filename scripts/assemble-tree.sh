@@ -89,13 +89,33 @@ add_file() { # <file in the project> <path in the tree>
 }
 if [ -d "$TOP/perf-builtin" ]; then
 	(cd "$TOP/perf-builtin" && find . -type f ! -name '*.patch' ! -name 'commit-message.txt' \
-		! -name UPSTREAM | sort) |
+		! -name UPSTREAM ! -name registration | sort) |
 	while read -r f; do add_file "$TOP/perf-builtin/$f" "tools/perf/${f#./}"; done
 	for d in Documentation tests/shell; do
 		[ -d "$TOP/$d" ] || continue
 		(cd "$TOP/$d" && find . -type f ! -name UPSTREAM | sort) |
 		while read -r f; do add_file "$TOP/$d/$f" "tools/perf/$d/${f#./}"; done
 	done
+	# registration: lines inserted after anchor lines (perf-builtin/registration)
+	if [ -f "$TOP/perf-builtin/registration" ]; then
+		file= after=
+		while IFS=$'\t' read -r key val; do
+			case $key in
+			file) file=tools/perf/$val ;;
+			after) after=$(printf '%b' "$val") ;;
+			insert)
+				line=$(printf '%b' "$val")
+				git show ":$file" > "$tmp/reg" 2>/dev/null || die "registration: no $file"
+				grep -qxF -- "$line" "$tmp/reg" && continue
+				grep -qxF -- "$after" "$tmp/reg" ||
+					die "registration: '$after' not found in $file"
+				awk -v a="$after" -v l="$line" '{ print } $0 == a && !done { print l; done = 1 }' \
+					"$tmp/reg" > "$tmp/reg.new"
+				git update-index --cacheinfo "100644,$(git hash-object -w "$tmp/reg.new"),$file"
+				;;
+			esac
+		done < <(grep -v '^#' "$TOP/perf-builtin/registration")
+	fi
 	for p in "$TOP"/perf-builtin/*.patch; do
 		[ -f "$p" ] || continue
 		git apply --cached "$p" || die "$p does not apply"
