@@ -21,14 +21,17 @@
 #include "util/evsel.h"
 #include "util/event.h"
 #include "util/header.h"
+#include "util/intlist.h"
 #include "util/machine.h"
 #include "util/map.h"
 #include "util/refleak.h"
 #include "util/sample.h"
 #include "util/session.h"
 #include "util/string2.h"
+#include "util/strlist.h"
 #include "util/symbol.h"
 #include "util/thread.h"
+#include "util/time-utils.h"
 #include "util/tool.h"
 #include "util/tracepoint.h"
 #include "util/trace-event.h"
@@ -135,6 +138,17 @@ struct refleak_report {
 	const char		*sort_keys;
 	const char		*min_age_str;
 	unsigned int		min_repeat;
+	/* filters: which objects get a verdict */
+	const char		*time_str;
+	const char		*pid_str;
+	const char		*tid_str;
+	const char		*comm_str;
+	struct perf_time_interval *ptime_range;
+	int			range_size;
+	int			range_num;
+	struct intlist		*pid_list;
+	struct intlist		*tid_list;
+	struct strlist		*comm_list;
 	/* strings from perf config, owned here */
 	char			*config_sort;
 	char			*config_min_age;
@@ -314,6 +328,28 @@ static void rl_note_time(struct refleak_report *rep, struct perf_sample *sample)
 /* ------------------------------------------------------------------ */
 /* tracepoint handlers                                                 */
 
+/* an allocation outside --time, --pid, --tid or --comm gets no verdict */
+static bool rl_filtered(struct refleak_report *rep, struct perf_sample *sample)
+{
+	if (rep->range_num &&
+	    perf_time__ranges_skip_sample(rep->ptime_range, rep->range_num, sample->time))
+		return true;
+	if (rep->pid_list && !intlist__has_entry(rep->pid_list, sample->pid))
+		return true;
+	if (rep->tid_list && !intlist__has_entry(rep->tid_list, sample->tid))
+		return true;
+	if (rep->comm_list) {
+		struct thread *thread = machine__findnew_thread(&rep->session->machines.host,
+								sample->pid, sample->tid);
+		bool in = thread && strlist__has_entry(rep->comm_list, thread__comm_str(thread));
+
+		thread__put(thread);
+		if (!in)
+			return true;
+	}
+	return false;
+}
+
 static int rl_on_alloc(struct refleak_report *rep, struct evsel *evsel,
 		       const struct rl_evsel_info *info, struct perf_sample *sample)
 {
@@ -327,6 +363,7 @@ static int rl_on_alloc(struct refleak_report *rep, struct evsel *evsel,
 				  rl_field_str(evsel, info->name, sample, name, sizeof(name)),
 		.pid		= sample->pid,
 		.tid		= sample->tid,
+		.filtered	= rl_filtered(rep, sample),
 	};
 
 	if (ev.ptr)	/* no stack interning for failed allocations */
@@ -1058,6 +1095,13 @@ static void rl_print_header(struct refleak_report *rep, FILE *fp)
 		}
 		rl_print_list(fp, tier_head[t], keys, vals, n, true);
 	}
+	if (rep->time_str || rep->pid_str || rep->tid_str || rep->comm_str)
+		fprintf(fp, "# only objects allocated%s%s%s%s%s%s%s%s: %" PRIu64
+			" others not judged\n",
+			rep->time_str ? " in " : "", rep->time_str ?: "",
+			rep->pid_str ? " by pid " : "", rep->pid_str ?: "",
+			rep->tid_str ? " by tid " : "", rep->tid_str ?: "",
+			rep->comm_str ? " by " : "", rep->comm_str ?: "", st->nr_filtered);
 	if (st->nr_lost)
 		color_fprintf(fp, PERF_COLOR_RED, "# lost events: %" PRIu64 " (%" PRIu64
 			      " records); verdicts overlapping them are marked uncertain\n",
@@ -1424,6 +1468,14 @@ static int rl_report(int argc, const char **argv)
 		   "age before the end for final_put_not_freed and likely_leak (default 1000)"),
 	OPT_UINTEGER(0, "min-repeat", &rep.min_repeat,
 		     "likely_leak: objects left by one allocation stack (default 2)"),
+	OPT_STRING(0, "time", &rep.time_str, "str",
+		   "verdicts only for objects allocated in this time window (as perf report --time)"),
+	OPT_STRING(0, "pid", &rep.pid_str, "pid[,pid...]",
+		   "verdicts only for objects allocated by these processes"),
+	OPT_STRING(0, "tid", &rep.tid_str, "tid[,tid...]",
+		   "verdicts only for objects allocated by these threads"),
+	OPT_STRING(0, "comm", &rep.comm_str, "comm[,comm...]",
+		   "verdicts only for objects allocated by tasks of these names"),
 	OPT_STRING('k', "vmlinux", &symbol_conf.vmlinux_name, "file",
 		   "vmlinux of the recorded kernel, for symbols"),
 	OPT_STRING(0, "kallsyms", &symbol_conf.kallsyms_name, "file",
@@ -1539,6 +1591,22 @@ static int rl_report(int argc, const char **argv)
 	symbol_conf.keep_exited_threads = true;
 	symbol__init(perf_session__env(rep.session));
 
+	/* filters: the events outside are still read, or the correlation breaks */
+	if (rep.time_str && perf_time__parse_for_ranges(rep.time_str, rep.session,
+							 &rep.ptime_range, &rep.range_size,
+							 &rep.range_num) < 0) {
+		pr_err("perf refleak: invalid --time '%s'\n", rep.time_str);
+		ret = RL_EXIT_USAGE;
+		goto out;
+	}
+	if ((rep.pid_str && !(rep.pid_list = intlist__new(rep.pid_str))) ||
+	    (rep.tid_str && !(rep.tid_list = intlist__new(rep.tid_str))) ||
+	    (rep.comm_str && !(rep.comm_list = strlist__new(rep.comm_str, NULL)))) {
+		pr_err("perf refleak: invalid --pid, --tid or --comm list\n");
+		ret = RL_EXIT_USAGE;
+		goto out;
+	}
+
 	rl_mute();
 	err = perf_session__process_events(rep.session);
 	rl_unmute();
@@ -1633,6 +1701,10 @@ out:
 	}
 	refleak__delete(rep.rl);
 	rl_sort_list__delete();
+	intlist__delete(rep.pid_list);
+	intlist__delete(rep.tid_list);
+	strlist__delete(rep.comm_list);
+	free(rep.ptime_range);
 	free(rep.config_sort);
 	free(rep.config_min_age);
 	free(rep.cpu_last);

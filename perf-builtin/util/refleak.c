@@ -96,6 +96,7 @@ struct rl_obj {
 	bool			inferred;
 	bool			uncertain;
 	bool			likely;		/* decided by refleak__finish() */
+	bool			filtered;	/* no verdict: outside the filters */
 };
 
 struct rl_orphan {
@@ -846,6 +847,11 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 	struct refleak_group *g;
 	u64 age = 0, from, to;
 
+	if (o->filtered) {
+		rl->stats.nr_filtered++;
+		free(o);
+		return;
+	}
 	if (o->put_after_free) {
 		class = REFLEAK_PUT_AFTER_FREE;
 		age = o->late_ns - o->free_ns;
@@ -1151,6 +1157,7 @@ int refleak__alloc(struct refleak *rl, const struct refleak_alloc_ev *ev)
 	o->alloc_ns = ev->time;
 	o->pid = ev->pid;
 	o->tid = ev->tid;
+	o->filtered = ev->filtered;
 	o->stack[REFLEAK_STACK_ALLOC] = ev->stack;
 	rl_insert(&rl->live, o);
 	if (++rl->stats.nr_live_end > rl->stats.max_live)
@@ -1458,7 +1465,7 @@ static bool rl_leak_candidate(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 {
 	long exit_ns;
 
-	if (o->nr_puts || o->anomaly || !o->alloc_ns || o->pid <= 0)
+	if (o->nr_puts || o->anomaly || !o->alloc_ns || o->pid <= 0 || o->filtered)
 		return false;
 	/* a lost free or final put would explain it: say nothing about it */
 	if (rl_lost_overlap(rl, o->alloc_ns, end_ns))

@@ -116,6 +116,12 @@ struct refleak_alloc_ev {
 	u32		stack;
 	int		pid;		/* process that allocated, -1 unknown */
 	int		tid;		/* its thread */
+	/*
+	 * Outside the report's filters (--time, --pid, --tid, --comm): the
+	 * object is followed (its address, counters and free correlate the
+	 * other events) but gets no verdict and is not counted.
+	 */
+	bool		filtered;
 };
 
 struct refleak_free_ev {
@@ -249,6 +255,7 @@ struct refleak_stats {
 	u64	nr_out_of_order;
 	u64	nr_pending_free;	/* final put younger than min-age, not freed */
 	u64	nr_untracked;		/* objects of sites never seen refcounted */
+	u64	nr_filtered;		/* objects outside --time/--pid/--tid/--comm */
 	u64	nr_inferred;		/* objects with inferred verdicts */
 	u64	nr_uncertain;		/* objects whose history overlaps lost events */
 	u64	nr_live_end;

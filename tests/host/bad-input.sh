@@ -269,6 +269,7 @@ echo "# usage errors: exit 129 as every perf command (the usage listing may foll
 run_case usage-unknown-option 129 -i "$valid" --no-such-option
 run_case usage-bad-sort-key 129 -i "$valid" --sort no_such_key
 run_case usage-bad-min-age 129 -i "$valid" --min-age not-a-number
+run_case usage-bad-time 129 -i "$valid" --time not-a-time
 
 echo "# incomplete recordings: report printed and a warning, exit 0 (4 with --fail-on-leak)"
 run_case kmem-only 0 -i "$valid"
