@@ -20,6 +20,7 @@
 #include "util/evlist.h"
 #include "util/evsel.h"
 #include "util/event.h"
+#include "util/hashmap.h"
 #include "util/header.h"
 #include "util/intlist.h"
 #include "util/machine.h"
@@ -27,6 +28,7 @@
 #include "util/refleak.h"
 #include "util/sample.h"
 #include "util/session.h"
+#include "util/strbuf.h"
 #include "util/string2.h"
 #include "util/strlist.h"
 #include "util/symbol.h"
@@ -900,29 +902,87 @@ static void rl_print_stacks(struct refleak_report *rep, FILE *fp, struct refleak
  * names without offsets, the count last, as flamegraph.pl reads them; the
  * class and the stack kind are the two root frames.
  */
-static void rl_print_folded(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
+static int rl_cmp_str(const void *a, const void *b)
 {
+	return strcmp(*(const char * const *)a, *(const char * const *)b);
+}
+
+static size_t rl_line_hash(long key, void *ctx __maybe_unused)
+{
+	return str_hash((const char *)key);
+}
+
+static bool rl_line_equal(long a, long b, void *ctx __maybe_unused)
+{
+	return !strcmp((const char *)a, (const char *)b);
+}
+
+/*
+ * Folded stacks, the interchange format of flamegraph.pl, inferno and
+ * speedscope: "class;site;kind;root;...;leaf count", without offsets, so
+ * that stacks differing only in offsets are one line (sorted, merged).
+ */
+static void rl_print_folded(struct refleak_report *rep, FILE *fp, const struct rl_row *row)
+{
+	struct refleak_group *g = row->g;
+	struct hashmap *lines = hashmap__new(rl_line_hash, rl_line_equal, NULL);
+	struct hashmap_entry *cur;
+	const char **keys;
+	size_t bkt, nr_keys = 0, i;
 	int k;
 
+	if (IS_ERR(lines))
+		return;
 	for (k = 0; k < REFLEAK_NR_STACK_KINDS; k++) {
 		struct refleak_stack_count *sc;
-		size_t n, i;
+		size_t n;
 
 		sc = refleak_group__stacks(g, k, &n);
 		for (i = 0; sc && i < n; i++) {
-			char buf[256];
+			struct strbuf sb = STRBUF_INIT;
+			char buf[256], *line;
 			const u64 *ips;
 			u32 nr, f, first;
+			long count = 0;
+			char *old = NULL;
 
 			ips = refleak__stack(rep->rl, sc[i].id, &nr);
 			first = rl_first_frame(rep, ips, nr);
-			fprintf(fp, "%s;%s", refleak_class__name(g->class), refleak_stack_kind__name(k));
+			strbuf_addf(&sb, "%s;%s;%s", refleak_class__name(g->class), row->site,
+				    refleak_stack_kind__name(k));
 			for (f = nr; f > first; f--)
-				fprintf(fp, ";%s", rl_frame_name(rep, ips[f - 1], false, buf, sizeof(buf)));
-			fprintf(fp, " %" PRIu64 "\n", sc[i].count);
+				strbuf_addf(&sb, ";%s", rl_frame_name(rep, ips[f - 1], false,
+								  buf, sizeof(buf)));
+			line = strbuf_detach(&sb, NULL);
+			if (!line)
+				continue;
+			hashmap__find(lines, line, &count);
+			/* the map keeps this line as the key, the one it replaces is freed */
+			if (hashmap__set(lines, line, count + (long)sc[i].count, &old, NULL))
+				free(line);
+			else
+				free(old);
+			old = NULL;
 		}
 		free(sc);
 	}
+	keys = calloc(hashmap__size(lines) + 1, sizeof(*keys));
+	hashmap__for_each_entry(lines, cur, bkt)
+		if (keys)
+			keys[nr_keys++] = cur->pkey;
+	if (keys) {
+		qsort(keys, nr_keys, sizeof(*keys), rl_cmp_str);
+		for (i = 0; i < nr_keys; i++) {
+			long count = 0;
+
+			hashmap__find(lines, keys[i], &count);
+			fprintf(fp, "%s %ld\n", keys[i], count);
+		}
+	}
+	free(keys);
+	hashmap__for_each_entry(lines, cur, bkt)
+		free((void *)cur->pkey);
+	hashmap__free(lines);
 }
 
 static void rl_fmt_time(char *buf, size_t size, u64 ns)
@@ -1665,7 +1725,7 @@ static int rl_report(int argc, const char **argv)
 				continue;
 			rows = rl_rows(&rep, c, &nr);
 			for (i = 0; rows && i < nr; i++)
-				rl_print_folded(&rep, stdout, rows[i].g);
+				rl_print_folded(&rep, stdout, &rows[i]);
 			free(rows);
 		}
 	} else {
