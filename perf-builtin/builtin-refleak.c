@@ -1821,28 +1821,30 @@ static int rl_record(int argc, const char **argv)
 	const char *settle = REFLEAK_DEFAULT_SETTLE;
 	const char **rec_argv;
 	bool kmem_only = false;
-	int i, j, rec_argc, cmd = 0;
+	int i, rec_argc, cmd = 0;
 	size_t t;
+	const struct option options[] = {
+	OPT_BOOLEAN(0, "kmem-only", &kmem_only,
+		    "record the kmem events alone (a kernel without " REFLEAK_KCONFIG ")"),
+	OPT_STRING(0, "settle", &settle, "seconds",
+		   "go on recording after <command> exited (default " REFLEAK_DEFAULT_SETTLE ")"),
+	OPT_END()
+	};
+	const char * const record_usage[] = {
+		"perf refleak record [<options>] [-- <command>]",
+		"  any other option is perf record's (-o, -m, -C, -p, --no-call-graph, ...)",
+		NULL
+	};
 
-	/* our own options, everything else goes to perf record */
-	for (i = 1, j = 1; i < argc; i++) {
+	/* our own options; the others, and the command after "--", go to perf record */
+	argc = parse_options(argc, argv, options, record_usage,
+			     PARSE_OPT_KEEP_ARGV0 | PARSE_OPT_KEEP_UNKNOWN | PARSE_OPT_KEEP_DASHDASH);
+	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
-			cmd = j;
-			for (; i < argc; i++)
-				argv[j++] = argv[i];
+			cmd = i;
 			break;
 		}
-		if (!strcmp(argv[i], "--kmem-only")) {
-			kmem_only = true;
-		} else if (!strncmp(argv[i], "--settle=", 9)) {
-			settle = argv[i] + 9;
-		} else if (!strcmp(argv[i], "--settle") && i + 1 < argc) {
-			settle = argv[++i];
-		} else {
-			argv[j++] = argv[i];
-		}
 	}
-	argc = j;
 	if (strspn(settle, "0123456789.") != strlen(settle) || !*settle) {
 		pr_err("perf refleak record: invalid --settle '%s' (seconds)\n", settle);
 		return RL_EXIT_USAGE;
