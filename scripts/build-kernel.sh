@@ -46,9 +46,13 @@ if [ ! -f "$KBUILD/.config" ] || [ "$(cat "$KBUILD/.refleak-config" 2>/dev/null)
 	kmake olddefconfig >/dev/null
 	# A fragment line that did not survive olddefconfig (a typo, or a
 	# missing dependency) would silently give a different guest: refuse.
-	missing=$(cat "${fragments[@]}" | grep -E '^CONFIG_[A-Z0-9_]+=' | while read -r line; do
-		grep -qxF "$line" "$KBUILD/.config" || echo "$line"
-	done)
+	# A later fragment overrides an earlier one, as in merge_config.sh.
+	missing=$(awk '/^CONFIG_[A-Z0-9_]+=/ { split($0, kv, "="); want[kv[1]] = $0 }
+		/^# CONFIG_[A-Z0-9_]+ is not set/ { want[$2] = "" }
+		END { for (k in want) if (want[k] != "") print want[k] }' "${fragments[@]}" |
+		sort | while read -r line; do
+			grep -qxF "$line" "$KBUILD/.config" || echo "$line"
+		done)
 	[ -z "$missing" ] || die "config options not set as requested (missing dependency?):
 $missing"
 	echo "$want" > "$KBUILD/.refleak-config"
