@@ -1463,6 +1463,163 @@ static const char * const refleak_usage[] = {
 };
 
 /*
+ * Open the input and get ready to read it: perf's checks of the file, the
+ * tracepoint handlers, symbols, the filters.  0 or an exit status.
+ */
+static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
+{
+	/* ordered events: the CPUs' ring buffers are merged in time order */
+	perf_tool__init(&rep->tool, /*ordered_events=*/true);
+	rep->tool.sample	 = process_sample_event;
+	rep->tool.lost		 = process_lost_event;
+	rep->tool.lost_samples	 = process_lost_samples_event;
+	rep->tool.mmap		 = perf_event__process_mmap;
+	rep->tool.mmap2		 = perf_event__process_mmap2;
+	rep->tool.comm		 = perf_event__process_comm;
+	rep->tool.fork		 = perf_event__process_fork;
+	rep->tool.exit		 = process_exit_event;
+	rep->tool.ksymbol	 = perf_event__process_ksymbol;
+	rep->tool.attr		 = perf_event__process_attr;
+	rep->tool.tracing_data	 = perf_event__process_tracing_data;
+	rep->tool.feature	 = perf_event__process_feature;
+	rep->tool.build_id	 = perf_event__process_build_id;
+	rep->tool.finished_round = process_finished_round;
+
+	if (!rep->input_name) {
+		struct stat in;
+
+		rep->input_name = !fstat(STDIN_FILENO, &in) && S_ISFIFO(in.st_mode) ? "-" : "perf.data";
+	}
+	if (strcmp(rep->input_name, "-")) {
+		struct stat sb;
+
+		if (stat(rep->input_name, &sb) < 0) {
+			pr_err("perf refleak: cannot open %s: %s\n", rep->input_name, strerror(errno));
+			return RL_EXIT_FATAL;
+		}
+		if (S_ISREG(sb.st_mode) && sb.st_size == 0) {
+			pr_err("perf refleak: %s is empty\n", rep->input_name);
+			return RL_EXIT_FATAL;
+		}
+	}
+
+	data->path = rep->input_name;
+	data->force = rep->force;
+	/* perf says why it cannot open the file (owner, size, format) */
+	rep->session = perf_session__new(data, &rep->tool);
+	if (IS_ERR(rep->session)) {
+		pr_err("perf refleak: cannot read '%s': not a perf.data file, or truncated/corrupt\n",
+		       rep->input_name);
+		rep->session = NULL;
+		return RL_EXIT_FATAL;
+	}
+
+	if (rl_check_file(rep->session))
+		return RL_EXIT_FATAL;
+	if (!perf_data__is_pipe(data) &&
+	    perf_session__set_tracepoints_handlers(rep->session, rl_tracepoints)) {
+		pr_err("perf refleak: cannot set the tracepoint handlers\n");
+		return RL_EXIT_FATAL;
+	}
+	if (!perf_data__is_pipe(data) && !rl_scan_evlist(rep)) {
+		pr_err("perf refleak: %s has no kmem:kmalloc/kmem_cache_alloc/kfree/"
+		       "kmem_cache_free events; record it with 'perf refleak record'\n",
+		       rep->input_name);
+		return RL_EXIT_FATAL;
+	}
+
+	/* the comm of tasks that allocated and exited, for the object listing */
+	symbol_conf.keep_exited_threads = true;
+	symbol__init(perf_session__env(rep->session));
+
+	/* filters: the events outside are still read, or the correlation breaks */
+	if (rep->time_str && perf_time__parse_for_ranges(rep->time_str, rep->session,
+							 &rep->ptime_range, &rep->range_size,
+							 &rep->range_num) < 0) {
+		pr_err("perf refleak: invalid --time '%s'\n", rep->time_str);
+		return RL_EXIT_USAGE;
+	}
+	if ((rep->pid_str && !(rep->pid_list = intlist__new(rep->pid_str))) ||
+	    (rep->tid_str && !(rep->tid_list = intlist__new(rep->tid_str))) ||
+	    (rep->comm_str && !(rep->comm_list = strlist__new(rep->comm_str, NULL)))) {
+		pr_err("perf refleak: invalid --pid, --tid or --comm list\n");
+		return RL_EXIT_USAGE;
+	}
+
+	return 0;
+}
+
+/* Read every event, then check the input was whole. */
+static int rl_report_read(struct refleak_report *rep, struct perf_data *data)
+{
+	struct events_stats *es;
+	int err;
+
+	/* perf's per-record warnings on damaged input: one message instead (-v shows them) */
+	rl_mute();
+	err = perf_session__process_events(rep->session);
+	rl_unmute();
+	if (err) {
+		pr_err("perf refleak: error while reading events from %s (%d): "
+		       "file truncated or corrupt\n", rep->input_name, err);
+		return RL_EXIT_FATAL;
+	}
+	es = evlist__stats(rep->session->evlist);
+	if (es->nr_unknown_events || es->nr_unknown_id || es->nr_unprocessable_samples) {
+		pr_err("perf refleak: %s is corrupt: %u unknown records, %u samples of "
+		       "unknown events, %u unprocessable samples\n", rep->input_name,
+		       es->nr_unknown_events, es->nr_unknown_id, es->nr_unprocessable_samples);
+		return RL_EXIT_FATAL;
+	}
+	if (perf_data__is_pipe(data) &&
+	    es->nr_events[PERF_RECORD_SAMPLE] != rep->samples_at_last_round) {
+		pr_err("perf refleak: the input stream ends in the middle of the recording "
+		       "(truncated: %" PRIu64 " samples after the last round)\n",
+		       (u64)es->nr_events[PERF_RECORD_SAMPLE] - rep->samples_at_last_round);
+		return RL_EXIT_FATAL;
+	}
+
+	if (perf_data__is_pipe(data) && !rl_scan_evlist(rep)) {
+		pr_err("perf refleak: the input has no kmem:kmalloc/kmem_cache_alloc/kfree/"
+		       "kmem_cache_free events; record it with 'perf refleak record'\n");
+		return RL_EXIT_FATAL;
+	}
+
+	return 0;
+}
+
+static void rl_report_print(struct refleak_report *rep, u64 min_age_ns, u64 nr_suspicious)
+{
+	int c;
+
+	if (rep->json) {
+		rl_print_json(rep, stdout);
+	} else if (rep->folded) {
+		for (c = 0; c < REFLEAK_BALANCED; c++) {
+			struct rl_row *rows;
+			size_t nr = 0, i;
+
+			if (!rep->all && refleak_class__tier(c) == REFLEAK_TIER_POSSIBLE)
+				continue;
+			rows = rl_rows(rep, c, &nr);
+			for (i = 0; rows && i < nr; i++)
+				rl_print_folded(rep, stdout, &rows[i]);
+			free(rows);
+		}
+	} else {
+		setup_pager();
+		rl_print_header(rep, stdout);
+		if (!nr_suspicious)
+			fprintf(stdout, "\nno definite or likely finding\n");
+		for (c = 0; c < REFLEAK_BALANCED; c++)
+			if (rep->all || refleak_class__tier(c) != REFLEAK_TIER_POSSIBLE)
+				rl_print_class(rep, stdout, c);
+		rl_print_footer(rep, stdout, min_age_ns);
+	}
+	fflush(stdout);
+}
+
+/*
  * perf config keys, overridden by the command line:
  *   [refleak]
  *	sort = count,bytes	min-age = 1000	min-repeat = 2	max-stack = 8
@@ -1552,7 +1709,7 @@ static int rl_report(int argc, const char **argv)
 	struct refleak_config cfg;
 	const struct refleak_stats *st;
 	u64 nr_suspicious = 0;
-	int ret = RL_EXIT_FATAL, c, err;
+	int ret = RL_EXIT_FATAL;
 
 	ret = RL_EXIT_USAGE;
 	if (perf_config(rl_config, &rep))
@@ -1588,118 +1745,13 @@ static int rl_report(int argc, const char **argv)
 		goto out;
 	}
 
-	perf_tool__init(&rep.tool, /*ordered_events=*/true);
-	rep.tool.sample		= process_sample_event;
-	rep.tool.lost		= process_lost_event;
-	rep.tool.lost_samples	= process_lost_samples_event;
-	rep.tool.mmap		= perf_event__process_mmap;
-	rep.tool.mmap2		= perf_event__process_mmap2;
-	rep.tool.comm		= perf_event__process_comm;
-	rep.tool.fork		= perf_event__process_fork;
-	rep.tool.exit		= process_exit_event;
-	rep.tool.ksymbol	= perf_event__process_ksymbol;
-	rep.tool.attr		= perf_event__process_attr;
-	rep.tool.tracing_data	= perf_event__process_tracing_data;
-	rep.tool.feature	= perf_event__process_feature;
-	rep.tool.build_id	= perf_event__process_build_id;
-	rep.tool.finished_round	= process_finished_round;
-
-	if (!rep.input_name) {
-		struct stat in;
-
-		rep.input_name = !fstat(STDIN_FILENO, &in) && S_ISFIFO(in.st_mode) ? "-" : "perf.data";
-	}
-	if (strcmp(rep.input_name, "-")) {
-		struct stat sb;
-
-		if (stat(rep.input_name, &sb) < 0) {
-			pr_err("perf refleak: cannot open %s: %s\n", rep.input_name, strerror(errno));
-			goto out;
-		}
-		if (S_ISREG(sb.st_mode) && sb.st_size == 0) {
-			pr_err("perf refleak: %s is empty\n", rep.input_name);
-			goto out;
-		}
-	}
-
-	data.path = rep.input_name;
-	data.force = rep.force;
-	/* perf says why it cannot open the file (owner, size, format) */
-	rep.session = perf_session__new(&data, &rep.tool);
-	if (IS_ERR(rep.session)) {
-		pr_err("perf refleak: cannot read '%s': not a perf.data file, or truncated/corrupt\n",
-		       rep.input_name);
-		rep.session = NULL;
+	ret = rl_report_open(&rep, &data);
+	if (ret)
 		goto out;
-	}
-
-	if (rl_check_file(rep.session))
+	ret = rl_report_read(&rep, &data);
+	if (ret)
 		goto out;
-	if (!perf_data__is_pipe(&data) &&
-	    perf_session__set_tracepoints_handlers(rep.session, rl_tracepoints)) {
-		pr_err("perf refleak: cannot set the tracepoint handlers\n");
-		goto out;
-	}
-	if (!perf_data__is_pipe(&data) && !rl_scan_evlist(&rep)) {
-		pr_err("perf refleak: %s has no kmem:kmalloc/kmem_cache_alloc/kfree/"
-		       "kmem_cache_free events; record it with 'perf refleak record'\n",
-		       rep.input_name);
-		goto out;
-	}
-
-	/* the comm of tasks that allocated and exited, for the object listing */
-	symbol_conf.keep_exited_threads = true;
-	symbol__init(perf_session__env(rep.session));
-
-	/* filters: the events outside are still read, or the correlation breaks */
-	if (rep.time_str && perf_time__parse_for_ranges(rep.time_str, rep.session,
-							 &rep.ptime_range, &rep.range_size,
-							 &rep.range_num) < 0) {
-		pr_err("perf refleak: invalid --time '%s'\n", rep.time_str);
-		ret = RL_EXIT_USAGE;
-		goto out;
-	}
-	if ((rep.pid_str && !(rep.pid_list = intlist__new(rep.pid_str))) ||
-	    (rep.tid_str && !(rep.tid_list = intlist__new(rep.tid_str))) ||
-	    (rep.comm_str && !(rep.comm_list = strlist__new(rep.comm_str, NULL)))) {
-		pr_err("perf refleak: invalid --pid, --tid or --comm list\n");
-		ret = RL_EXIT_USAGE;
-		goto out;
-	}
-
-	rl_mute();
-	err = perf_session__process_events(rep.session);
-	rl_unmute();
-	if (err) {
-		pr_err("perf refleak: error while reading events from %s (%d): "
-		       "file truncated or corrupt\n", rep.input_name, err);
-		goto out;
-	}
-	{
-		struct events_stats *es = evlist__stats(rep.session->evlist);
-
-		if (es->nr_unknown_events || es->nr_unknown_id || es->nr_unprocessable_samples) {
-			pr_err("perf refleak: %s is corrupt: %u unknown records, %u samples of "
-			       "unknown events, %u unprocessable samples\n", rep.input_name,
-			       es->nr_unknown_events, es->nr_unknown_id,
-			       es->nr_unprocessable_samples);
-			goto out;
-		}
-		if (perf_data__is_pipe(&data) &&
-		    es->nr_events[PERF_RECORD_SAMPLE] != rep.samples_at_last_round) {
-			pr_err("perf refleak: the input stream ends in the middle of the recording "
-			       "(truncated: %" PRIu64 " samples after the last round)\n",
-			       (u64)es->nr_events[PERF_RECORD_SAMPLE] -
-			       rep.samples_at_last_round);
-			goto out;
-		}
-	}
-
-	if (perf_data__is_pipe(&data) && !rl_scan_evlist(&rep)) {
-		pr_err("perf refleak: the input has no kmem:kmalloc/kmem_cache_alloc/kfree/"
-		       "kmem_cache_free events; record it with 'perf refleak record'\n");
-		goto out;
-	}
+	ret = RL_EXIT_FATAL;
 
 	if (rep.callchain && !rep.has_callchain)
 		pr_warning("perf refleak: %s was recorded without callchains (record -g): "
@@ -1714,31 +1766,7 @@ static int rl_report(int argc, const char **argv)
 			   "(kernel without " REFLEAK_KCONFIG " or recorded with --kmem-only)\n",
 			   REFLEAK_PUT_TP, rep.input_name);
 
-	if (rep.json) {
-		rl_print_json(&rep, stdout);
-	} else if (rep.folded) {
-		for (c = 0; c < REFLEAK_BALANCED; c++) {
-			struct rl_row *rows;
-			size_t nr = 0, i;
-
-			if (!rep.all && refleak_class__tier(c) == REFLEAK_TIER_POSSIBLE)
-				continue;
-			rows = rl_rows(&rep, c, &nr);
-			for (i = 0; rows && i < nr; i++)
-				rl_print_folded(&rep, stdout, &rows[i]);
-			free(rows);
-		}
-	} else {
-		setup_pager();
-		rl_print_header(&rep, stdout);
-		if (!nr_suspicious)
-			fprintf(stdout, "\nno definite or likely finding\n");
-		for (c = 0; c < REFLEAK_BALANCED; c++)
-			if (rep.all || refleak_class__tier(c) != REFLEAK_TIER_POSSIBLE)
-				rl_print_class(&rep, stdout, c);
-		rl_print_footer(&rep, stdout, cfg.min_age_ns);
-	}
-	fflush(stdout);
+	rl_report_print(&rep, cfg.min_age_ns, nr_suspicious);
 
 	/*
 	 * No finding is a verdict only when no event is missing: lost events,
