@@ -157,6 +157,7 @@ struct refleak_report {
 	bool			objects;
 	bool			all;
 	bool			folded;
+	const char		*field_sep;	/* -x: CSV */
 	unsigned int		max_stack;
 	bool			callchain;
 	bool			json;
@@ -1588,12 +1589,49 @@ static int rl_report_read(struct refleak_report *rep, struct perf_data *data)
 	return 0;
 }
 
+/*
+ * -x: one line per listed finding, a header line first (starting with #):
+ * class, tier, count, bytes, the class's age in ms, counter offset
+ * ("mixed" suffix "*"), cache, site.
+ */
+static void rl_print_csv(struct refleak_report *rep, FILE *fp)
+{
+	const char *x = rep->field_sep;
+	int c;
+
+	fprintf(fp, "# class%stier%scount%sbytes%sage_ms%sref_offset%scache%ssite\n",
+		x, x, x, x, x, x, x);
+	for (c = 0; c < REFLEAK_BALANCED; c++) {
+		struct rl_row *rows;
+		size_t nr = 0, i;
+
+		if (!rep->all && refleak_class__tier(c) == REFLEAK_TIER_POSSIBLE)
+			continue;
+		rows = rl_rows(rep, c, &nr);
+		for (i = 0; rows && i < nr; i++) {
+			struct refleak_group *g = rows[i].g;
+			char off[24] = "?";
+
+			if (g->site->offset_known)
+				snprintf(off, sizeof(off), "%#" PRIx64 "%s", g->site->ref_offset,
+					 g->site->offset_mixed ? "*" : "");
+			fprintf(fp, "%s%s%s%s%" PRIu64 "%s%" PRIu64 "%s%.3f%s%s%s%s%s%s\n",
+				refleak_class__name(c), x, refleak_tier__name(refleak_class__tier(c)),
+				x, g->count, x, g->bytes, x, (double)g->max_age_ns / NSEC_PER_MSEC,
+				x, off, x, g->site->cache ?: "?", x, rows[i].site);
+		}
+		free(rows);
+	}
+}
+
 static void rl_report_print(struct refleak_report *rep, u64 min_age_ns, u64 nr_suspicious)
 {
 	int c;
 
 	if (rep->json) {
 		rl_print_json(rep, stdout);
+	} else if (rep->field_sep) {
+		rl_print_csv(rep, stdout);
 	} else if (rep->folded) {
 		for (c = 0; c < REFLEAK_BALANCED; c++) {
 			struct rl_row *rows;
@@ -1675,6 +1713,8 @@ static int rl_report(int argc, const char **argv)
 	OPT_BOOLEAN('g', "callchain", &rep.callchain,
 		    "show alloc/put/free call stacks per site, folded with counts"),
 	OPT_BOOLEAN(0, "json", &rep.json, "JSON output"),
+	OPT_STRING('x', "field-separator", &rep.field_sep, "separator",
+		   "the listed findings as separated values, a line each (as perf stat -x)"),
 	OPT_BOOLEAN(0, "folded", &rep.folded,
 		    "folded stacks of the listed findings, root first, for flamegraph.pl"),
 	OPT_UINTEGER(0, "max-stack", &rep.max_stack,
