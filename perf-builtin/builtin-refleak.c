@@ -158,6 +158,7 @@ struct refleak_report {
 	bool			all;
 	bool			folded;
 	const char		*field_sep;	/* -x: CSV */
+	bool			timeline;
 	unsigned int		max_stack;
 	bool			callchain;
 	bool			json;
@@ -1035,6 +1036,57 @@ static void rl_print_objects(struct refleak_report *rep, FILE *fp, struct reflea
 		fprintf(fp, "      ... %" PRIu64 " more objects not kept\n", g->objects_dropped);
 }
 
+#define RL_TIMELINE_BUCKETS	40
+
+/* classes whose objects are alive at the end: the ones a timeline shows */
+static bool rl_class_is_live(enum refleak_class class)
+{
+	return class == REFLEAK_LIKELY_LEAK || class == REFLEAK_OUTSTANDING ||
+	       class == REFLEAK_FINAL_PUT_NOT_FREED || class == REFLEAK_PUT_NOT_FREED_YET;
+}
+
+/*
+ * A finding's objects alive at the end of each of RL_TIMELINE_BUCKETS
+ * slices of the recording: a leak grows with the workload, objects in use
+ * do not.  From the objects kept (up to the engine's per-group limit).
+ */
+static void rl_timeline(struct refleak_report *rep, struct refleak_group *g,
+			u32 live[RL_TIMELINE_BUCKETS], u32 *max)
+{
+	const struct refleak_stats *st = refleak__stats(rep->rl);
+	u64 span = st->last_ns > st->first_ns ? st->last_ns - st->first_ns : 1;
+	u32 b, i;
+
+	*max = 0;
+	for (b = 0; b < RL_TIMELINE_BUCKETS; b++) {
+		u64 t = st->first_ns + span * (b + 1) / RL_TIMELINE_BUCKETS;
+
+		live[b] = 0;
+		for (i = 0; i < g->nr_objects; i++) {
+			const struct refleak_object *o = &g->objects[i];
+			u64 from = o->alloc_ns ?: st->first_ns;
+
+			if (from <= t && (!o->free_ns || o->free_ns > t))
+				live[b]++;
+		}
+		if (live[b] > *max)
+			*max = live[b];
+	}
+}
+
+static void rl_print_timeline(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
+{
+	static const char * const bars[] = { " ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
+	u32 live[RL_TIMELINE_BUCKETS], max, b;
+
+	rl_timeline(rep, g, live, &max);
+	fprintf(fp, "      live: |");
+	for (b = 0; b < RL_TIMELINE_BUCKETS; b++)
+		fputs(bars[max ? (live[b] * 8 + max - 1) / max : 0], fp);
+	fprintf(fp, "| %u at the end, at most %u%s\n", live[RL_TIMELINE_BUCKETS - 1], max,
+		g->objects_dropped ? " (objects beyond the kept ones not drawn)" : "");
+}
+
 static void rl_print_class(struct refleak_report *rep, FILE *fp, enum refleak_class class)
 {
 	const struct refleak_stats *st = refleak__stats(rep->rl);
@@ -1079,6 +1131,8 @@ static void rl_print_class(struct refleak_report *rep, FILE *fp, enum refleak_cl
 		if (g->nr_uncertain)
 			color_fprintf(fp, PERF_COLOR_YELLOW, " [%" PRIu64 " uncertain]", g->nr_uncertain);
 		fputc('\n', fp);
+		if (rep->timeline && rl_class_is_live(class))
+			rl_print_timeline(rep, fp, g);
 		if (rep->callchain)
 			rl_print_stacks(rep, fp, g);
 		if (rep->objects)
@@ -1384,6 +1438,15 @@ static void rl_print_json(struct refleak_report *rep, FILE *fp)
 			if (rep->has_callchain)
 				json_stacks(rep, fp, g);
 			json_objects(rep, fp, g);
+			if (rep->timeline && rl_class_is_live(c)) {
+				u32 live[RL_TIMELINE_BUCKETS], max, b;
+
+				rl_timeline(rep, g, live, &max);
+				fprintf(fp, ", \"timeline\": [");
+				for (b = 0; b < RL_TIMELINE_BUCKETS; b++)
+					fprintf(fp, "%s%u", b ? ", " : "", live[b]);
+				fprintf(fp, "]");
+			}
 			fprintf(fp, "}");
 		}
 		fprintf(fp, "%s]", nr ? "\n  " : "");
@@ -1713,6 +1776,8 @@ static int rl_report(int argc, const char **argv)
 	OPT_BOOLEAN('g', "callchain", &rep.callchain,
 		    "show alloc/put/free call stacks per site, folded with counts"),
 	OPT_BOOLEAN(0, "json", &rep.json, "JSON output"),
+	OPT_BOOLEAN(0, "timeline", &rep.timeline,
+		    "per finding, its live objects across the recording, as a one-line chart"),
 	OPT_STRING('x', "field-separator", &rep.field_sep, "separator",
 		   "the listed findings as separated values, a line each (as perf stat -x)"),
 	OPT_BOOLEAN(0, "folded", &rep.folded,
@@ -1775,7 +1840,7 @@ static int rl_report(int argc, const char **argv)
 		}
 		cfg.min_age_ns = (u64)(ms * NSEC_PER_MSEC);
 	}
-	cfg.keep_objects = rep.objects || rep.json;
+	cfg.keep_objects = rep.objects || rep.json || rep.timeline;
 	cfg.min_repeat = rep.min_repeat ?: 1;
 
 	ret = RL_EXIT_FATAL;
