@@ -12,6 +12,7 @@
  */
 #include "builtin.h"
 
+#include "util/callchain.h"
 #include "util/color.h"
 #include "util/config.h"
 #include "util/data.h"
@@ -860,6 +861,18 @@ static u32 rl_first_frame(struct refleak_report *rep, const u64 *ips, u32 nr)
 	return 0;	/* all noise: show everything */
 }
 
+/*
+ * Frame i of a leaf-first stack in the order asked for, after the noise
+ * frames; in caller order (root first) a stack cut by --max-stack keeps
+ * its frames nearest the leaf, as in callee order.
+ */
+static u64 rl_frame_at(const u64 *ips, u32 first, u32 nr, u32 i, u32 max_stack)
+{
+	u32 len = nr - first, skip = max_stack && len > max_stack ? len - max_stack : 0;
+
+	return callchain_param.order == ORDER_CALLER ? ips[nr - 1 - skip - i] : ips[first + i];
+}
+
 /* one stack, leaf first, one frame per line, as perf lock contention does */
 static void rl_print_stack(struct refleak_report *rep, FILE *fp, u32 id, u64 count)
 {
@@ -870,13 +883,142 @@ static void rl_print_stack(struct refleak_report *rep, FILE *fp, u32 id, u64 cou
 	ips = refleak__stack(rep->rl, id, &nr);
 	first = rl_first_frame(rep, ips, nr);
 	fprintf(fp, "        %" PRIu64 " time%s:\n", count, count == 1 ? "" : "s");
-	for (i = first; i < nr && (!rep->max_stack || shown < rep->max_stack); i++, shown++)
-		fprintf(fp, "            %s\n", rl_frame_name(rep, ips[i], true, buf, sizeof(buf)));
-	if (i < nr)
-		fprintf(fp, "            ... %u more (--max-stack)\n", nr - i);
+	for (i = 0; i < nr - first && (!rep->max_stack || shown < rep->max_stack); i++, shown++)
+		fprintf(fp, "            %s\n", rl_frame_name(rep, rl_frame_at(ips, first, nr, i, rep->max_stack),
+							   true, buf, sizeof(buf)));
+	if (i < nr - first)
+		fprintf(fp, "            ... %u more (--max-stack)\n", nr - first - i);
 }
 
 #define RL_MAX_TEXT_STACKS	10
+
+/*
+ * -g[mode,order]: perf report's syntax and modes (util/callchain.c), with
+ * flat and callee order (leaf first) as the defaults.
+ */
+static int rl_parse_call_graph(const struct option *opt, const char *arg, int unset)
+{
+	struct refleak_report *rep = opt->value;
+
+	rep->callchain = !unset;
+	if (unset)
+		return 0;
+	callchain_param.mode = CHAIN_FLAT;
+	callchain_param.order = ORDER_CALLEE;
+	if (arg && parse_callchain_report_opt(arg))
+		return -1;
+	if (callchain_param.mode == CHAIN_NONE)
+		rep->callchain = false;
+	return 0;
+}
+
+/* -g graph: a group's stacks of one kind merged into a tree, common frames once */
+struct rl_node {
+	u64		ip;
+	u64		count;
+	struct rl_node	*child;		/* first child */
+	struct rl_node	*next;		/* next sibling */
+};
+
+static void rl_node__delete(struct rl_node *n)
+{
+	while (n) {
+		struct rl_node *next = n->next;
+
+		rl_node__delete(n->child);
+		free(n);
+		n = next;
+	}
+}
+
+static int rl_node__add(struct rl_node **head, const u64 *ips, u32 first, u32 nr, u32 depth,
+			u64 count)
+{
+	u32 len = nr - first, i;
+
+	for (i = 0; i < len && (!depth || i < depth); i++) {
+		u64 ip = rl_frame_at(ips, first, nr, i, depth);
+		struct rl_node *n;
+
+		for (n = *head; n && n->ip != ip; n = n->next)
+			;
+		if (!n) {
+			n = zalloc(sizeof(*n));
+			if (!n)
+				return -ENOMEM;
+			n->ip = ip;
+			n->next = *head;
+			*head = n;
+		}
+		n->count += count;
+		head = &n->child;
+	}
+	return 0;
+}
+
+/* siblings at one level; a chain of only children stays in its column */
+static void rl_node__print(struct refleak_report *rep, FILE *fp, struct rl_node *n,
+			   char *prefix, size_t plen, bool nested)
+{
+	char buf[256];
+
+	for (; n; n = n->next) {
+		bool last = !n->next, branch = nested || n->next;
+		struct rl_node *c = n;
+		size_t clen = plen;
+
+		fprintf(fp, "        %.*s%s%" PRIu64 " %s\n", (int)plen, prefix,
+			branch ? (last ? "`-- " : "|-- ") : "", n->count,
+			rl_frame_name(rep, n->ip, true, buf, sizeof(buf)));
+		if (branch && plen + 4 < 200) {
+			memcpy(prefix + plen, last ? "    " : "|   ", 4);
+			clen = plen + 4;
+		}
+		while (c->child && !c->child->next) {
+			c = c->child;
+			fprintf(fp, "        %.*s%*s%s\n", (int)clen, prefix,
+				snprintf(NULL, 0, "%" PRIu64 " ", n->count), "",
+				rl_frame_name(rep, c->ip, true, buf, sizeof(buf)));
+		}
+		rl_node__print(rep, fp, c->child, prefix, clen, true);
+	}
+}
+
+static void rl_print_stacks_graph(struct refleak_report *rep, FILE *fp,
+				  struct refleak_stack_count *sc, size_t n)
+{
+	struct rl_node *root = NULL;
+	char prefix[208];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const u64 *ips;
+		u32 nr;
+
+		ips = refleak__stack(rep->rl, sc[i].id, &nr);
+		if (rl_node__add(&root, ips, rl_first_frame(rep, ips, nr), nr, rep->max_stack,
+				 sc[i].count))
+			break;
+	}
+	rl_node__print(rep, fp, root, prefix, 0, false);
+	rl_node__delete(root);
+}
+
+/* -g folded: a line per stack, the count first as perf report -g folded */
+static void rl_print_stack_folded(struct refleak_report *rep, FILE *fp, u32 id, u64 count)
+{
+	char buf[256];
+	const u64 *ips;
+	u32 nr, first, i;
+
+	ips = refleak__stack(rep->rl, id, &nr);
+	first = rl_first_frame(rep, ips, nr);
+	fprintf(fp, "        %" PRIu64 " ", count);
+	for (i = 0; i < nr - first && (!rep->max_stack || i < rep->max_stack); i++)
+		fprintf(fp, "%s%s", i ? ";" : "",
+			rl_frame_name(rep, rl_frame_at(ips, first, nr, i, rep->max_stack), false, buf, sizeof(buf)));
+	fputc('\n', fp);
+}
 
 static void rl_print_stacks(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
 {
@@ -891,8 +1033,17 @@ static void rl_print_stacks(struct refleak_report *rep, FILE *fp, struct refleak
 			continue;
 		fprintf(fp, "      %s stack%s (%zu distinct):\n", refleak_stack_kind__name(k),
 			n == 1 ? "" : "s", n);
-		for (i = 0; i < n && (i < RL_MAX_TEXT_STACKS || verbose > 0); i++)
-			rl_print_stack(rep, fp, sc[i].id, sc[i].count);
+		if (callchain_param.mode == CHAIN_GRAPH_ABS || callchain_param.mode == CHAIN_GRAPH_REL) {
+			rl_print_stacks_graph(rep, fp, sc, n);
+			free(sc);
+			continue;
+		}
+		for (i = 0; i < n && (i < RL_MAX_TEXT_STACKS || verbose > 0); i++) {
+			if (callchain_param.mode == CHAIN_FOLDED)
+				rl_print_stack_folded(rep, fp, sc[i].id, sc[i].count);
+			else
+				rl_print_stack(rep, fp, sc[i].id, sc[i].count);
+		}
 		if (i < n)
 			fprintf(fp, "        ... %zu more (use -v)\n", n - i);
 		free(sc);
@@ -1773,8 +1924,10 @@ static int rl_report(int argc, const char **argv)
 	OPT_BOOLEAN(0, "objects", &rep.objects, "list individual suspicious objects"),
 	OPT_BOOLEAN('a', "all", &rep.all,
 		    "also list possible findings: outstanding objects, frees without final put"),
-	OPT_BOOLEAN('g', "callchain", &rep.callchain,
-		    "show alloc/put/free call stacks per site, folded with counts"),
+	OPT_CALLBACK_DEFAULT('g', "call-graph", &rep, "mode[,order]",
+			     "show the stacks of each site: flat (default), graph or folded; "
+			     "callee (leaf first, default) or caller order", rl_parse_call_graph,
+			     "flat,callee"),
 	OPT_BOOLEAN(0, "json", &rep.json, "JSON output"),
 	OPT_BOOLEAN(0, "timeline", &rep.timeline,
 		    "per finding, its live objects across the recording, as a one-line chart"),

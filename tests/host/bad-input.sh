@@ -324,7 +324,7 @@ fi
 if timeout 60 "${rec_env[@]}" "$PERF" refleak record --kmem-only --no-call-graph -o "$work/refleak-no-callchain.data" \
 	-- sleep 0.2 > /dev/null 2> "$out/record-nocg2.err"; then
 	run_case refleak-no-callchain 0 -i "$work/refleak-no-callchain.data"
-	run_case refleak-no-callchain-g 0 -i "$work/refleak-no-callchain.data" --callchain --json
+	run_case refleak-no-callchain-g 0 -i "$work/refleak-no-callchain.data" -g --json
 else
 	total=$((total + 1))
 	echo "not ok $total refleak-no-callchain - perf refleak record --kmem-only --no-call-graph failed"

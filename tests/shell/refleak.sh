@@ -684,7 +684,7 @@ else
 	fail "report --objects (exit $rc) misses:$missing"
 fi
 
-for opt in --callchain -g; do
+for opt in --call-graph -g -ggraph,caller; do
 	expect_grep "stacks$opt" vfs_write "report $opt shows stacks (vfs_write of the control file)" \
 		-i "$data" "$opt"
 done
