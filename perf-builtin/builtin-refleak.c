@@ -683,7 +683,11 @@ struct rl_row {
 	char			site[256];
 };
 
-#define CMP_DESC(a, b) ((a) > (b) ? -1 : (a) < (b) ? 1 : 0)
+/* descending order of two u64 */
+static int rl_cmp_desc(u64 a, u64 b)
+{
+	return a > b ? -1 : a < b ? 1 : 0;
+}
 
 static int rl_sort_site(const struct rl_row *a, const struct rl_row *b)
 {
@@ -692,17 +696,17 @@ static int rl_sort_site(const struct rl_row *a, const struct rl_row *b)
 
 static int rl_sort_count(const struct rl_row *a, const struct rl_row *b)
 {
-	return CMP_DESC(a->g->count, b->g->count);
+	return rl_cmp_desc(a->g->count, b->g->count);
 }
 
 static int rl_sort_bytes(const struct rl_row *a, const struct rl_row *b)
 {
-	return CMP_DESC(a->g->bytes, b->g->bytes);
+	return rl_cmp_desc(a->g->bytes, b->g->bytes);
 }
 
 static int rl_sort_age(const struct rl_row *a, const struct rl_row *b)
 {
-	return CMP_DESC(a->g->max_age_ns, b->g->max_age_ns);
+	return rl_cmp_desc(a->g->max_age_ns, b->g->max_age_ns);
 }
 
 /* sort dimensions, as in builtin-kmem.c: a list in the order given */
@@ -752,7 +756,8 @@ static int rl_parse_sort(const char *str)
 			break;
 		}
 		if (!sd && !ret) {
-			pr_err("perf refleak: unknown sort key '%s' (site, count, bytes, age)\n", tok);
+			pr_err("perf refleak: unknown sort key '%s' (site, count, bytes, age)\n",
+			       tok);
 			ret = -EINVAL;
 		}
 		if (sd)
@@ -778,7 +783,7 @@ static int rl_row_cmp(const void *pa, const void *pb)
 			break;
 	}
 	if (!c)
-		c = CMP_DESC(a->g->site->call_site, b->g->site->call_site);
+		c = rl_cmp_desc(a->g->site->call_site, b->g->site->call_site);
 	return c;
 }
 
@@ -843,7 +848,8 @@ static const char *rl_frame_name(struct refleak_report *rep, u64 addr, bool offs
 	if (!sym || !map)
 		snprintf(buf, size, "%#" PRIx64, addr);
 	else if (offset)
-		snprintf(buf, size, "%s+%#" PRIx64, sym->name, addr - map__unmap_ip(map, sym->start));
+		snprintf(buf, size, "%s+%#" PRIx64, sym->name,
+			 addr - map__unmap_ip(map, sym->start));
 	else
 		snprintf(buf, size, "%s", sym->name);
 	return buf;
@@ -883,9 +889,11 @@ static void rl_print_stack(struct refleak_report *rep, FILE *fp, u32 id, u64 cou
 	ips = refleak__stack(rep->rl, id, &nr);
 	first = rl_first_frame(rep, ips, nr);
 	fprintf(fp, "        %" PRIu64 " time%s:\n", count, count == 1 ? "" : "s");
-	for (i = 0; i < nr - first && (!rep->max_stack || shown < rep->max_stack); i++, shown++)
-		fprintf(fp, "            %s\n", rl_frame_name(rep, rl_frame_at(ips, first, nr, i, rep->max_stack),
-							   true, buf, sizeof(buf)));
+	for (i = 0; i < nr - first && (!rep->max_stack || shown < rep->max_stack); i++, shown++) {
+		u64 ip = rl_frame_at(ips, first, nr, i, rep->max_stack);
+
+		fprintf(fp, "            %s\n", rl_frame_name(rep, ip, true, buf, sizeof(buf)));
+	}
 	if (i < nr - first)
 		fprintf(fp, "            ... %u more (--max-stack)\n", nr - first - i);
 }
@@ -1014,9 +1022,11 @@ static void rl_print_stack_folded(struct refleak_report *rep, FILE *fp, u32 id, 
 	ips = refleak__stack(rep->rl, id, &nr);
 	first = rl_first_frame(rep, ips, nr);
 	fprintf(fp, "        %" PRIu64 " ", count);
-	for (i = 0; i < nr - first && (!rep->max_stack || i < rep->max_stack); i++)
-		fprintf(fp, "%s%s", i ? ";" : "",
-			rl_frame_name(rep, rl_frame_at(ips, first, nr, i, rep->max_stack), false, buf, sizeof(buf)));
+	for (i = 0; i < nr - first && (!rep->max_stack || i < rep->max_stack); i++) {
+		u64 ip = rl_frame_at(ips, first, nr, i, rep->max_stack);
+
+		fprintf(fp, "%s%s", i ? ";" : "", rl_frame_name(rep, ip, false, buf, sizeof(buf)));
+	}
 	fputc('\n', fp);
 }
 
@@ -1033,7 +1043,8 @@ static void rl_print_stacks(struct refleak_report *rep, FILE *fp, struct refleak
 			continue;
 		fprintf(fp, "      %s stack%s (%zu distinct):\n", refleak_stack_kind__name(k),
 			n == 1 ? "" : "s", n);
-		if (callchain_param.mode == CHAIN_GRAPH_ABS || callchain_param.mode == CHAIN_GRAPH_REL) {
+		if (callchain_param.mode == CHAIN_GRAPH_ABS ||
+		    callchain_param.mode == CHAIN_GRAPH_REL) {
 			rl_print_stacks_graph(rep, fp, sc, n);
 			free(sc);
 			continue;
@@ -1103,9 +1114,12 @@ static void rl_print_folded(struct refleak_report *rep, FILE *fp, const struct r
 			first = rl_first_frame(rep, ips, nr);
 			strbuf_addf(&sb, "%s;%s;%s", refleak_class__name(g->class), row->site,
 				    refleak_stack_kind__name(k));
-			for (f = nr; f > first; f--)
-				strbuf_addf(&sb, ";%s", rl_frame_name(rep, ips[f - 1], false,
-								  buf, sizeof(buf)));
+			for (f = nr; f > first; f--) {
+				const char *name = rl_frame_name(rep, ips[f - 1], false,
+								 buf, sizeof(buf));
+
+				strbuf_addf(&sb, ";%s", name);
+			}
 			line = strbuf_detach(&sb, NULL);
 			if (!line)
 				continue;
@@ -1227,7 +1241,10 @@ static void rl_timeline(struct refleak_report *rep, struct refleak_group *g,
 
 static void rl_print_timeline(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
 {
-	static const char * const bars[] = { " ", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
+	/* U+2581..U+2588, lower eighth block to full block */
+	static const char * const bars[] = {
+		" ", "\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588",
+	};
 	u32 live[RL_TIMELINE_BUCKETS], max, b;
 
 	rl_timeline(rep, g, live, &max);
@@ -1276,11 +1293,13 @@ static void rl_print_class(struct refleak_report *rep, FILE *fp, enum refleak_cl
 			snprintf(off, sizeof(off), "?");
 		fprintf(fp, "  %6" PRIu64 " %9" PRIu64 " %15.3f %7s  %-22s %s", g->count, g->bytes,
 			(double)g->max_age_ns / NSEC_PER_MSEC, off,
-			g->site->no_alloc ? "(no allocation)" : g->site->cache ?: "?", rows[i].site);
+			g->site->no_alloc ? "(no allocation)" : g->site->cache ?: "?",
+			rows[i].site);
 		if (g->nr_inferred)
 			fprintf(fp, " [%" PRIu64 " inferred]", g->nr_inferred);
 		if (g->nr_uncertain)
-			color_fprintf(fp, PERF_COLOR_YELLOW, " [%" PRIu64 " uncertain]", g->nr_uncertain);
+			color_fprintf(fp, PERF_COLOR_YELLOW, " [%" PRIu64 " uncertain]",
+				      g->nr_uncertain);
 		fputc('\n', fp);
 		if (rep->timeline && rl_class_is_live(class))
 			rl_print_timeline(rep, fp, g);
@@ -1376,8 +1395,8 @@ static void rl_print_header(struct refleak_report *rep, FILE *fp)
 		fprintf(fp, "# lost events: 0\n");
 	if (!rep->has_put_event)
 		color_fprintf(fp, PERF_COLOR_RED,
-			      "# cannot show: final puts (no %s event: kernel without\n"
-			      "#   " REFLEAK_KCONFIG " or 'record --kmem-only'): no verdict is possible\n",
+			      "# cannot show: final puts (no %s event: kernel without\n#   "
+			      REFLEAK_KCONFIG " or 'record --kmem-only'): no verdict is possible\n",
 			      REFLEAK_PUT_TP);
 	else if (!rep->has_set_event)
 		color_fprintf(fp, PERF_COLOR_YELLOW,
@@ -1401,8 +1420,8 @@ static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 	u64 vals[REFLEAK_NR_CLASSES + 1];
 	int c, n;
 
-	fprintf(fp, "\n# recording: %.3f s\n",
-		st->last_ns > st->first_ns ? (double)(st->last_ns - st->first_ns) / NSEC_PER_SEC : 0.0);
+	fprintf(fp, "\n# recording: %.3f s\n", st->last_ns > st->first_ns ?
+		(double)(st->last_ns - st->first_ns) / NSEC_PER_SEC : 0.0);
 	for (c = 0; c < RL_EV_NR; c++) {
 		keys[c] = ev_names[c];
 		vals[c] = rep->nr_events[c];
@@ -1431,8 +1450,9 @@ static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 		st->nr_inferred, st->nr_uncertain, (double)min_age_ns / NSEC_PER_MSEC,
 		st->nr_pending_free);
 	if (st->nr_rcu_requests)
-		fprintf(fp, "# kfree_rcu requests: %" PRIu64 " (counted as frees), their frees seen: %"
-			PRIu64 "\n", st->nr_rcu_requests, st->nr_rcu_freed);
+		fprintf(fp, "# kfree_rcu requests: %" PRIu64
+			" (counted as frees), their frees seen: %" PRIu64 "\n",
+			st->nr_rcu_requests, st->nr_rcu_freed);
 	if (st->nr_missed_free)
 		fprintf(fp, "# addresses reallocated without a free event: %" PRIu64 "\n",
 			st->nr_missed_free);
@@ -1509,7 +1529,8 @@ static void json_objects(struct refleak_report *rep, FILE *fp, struct refleak_gr
 		json_str(fp, thread ? thread__comm_str(thread) : "");
 		thread__put(thread);
 		fprintf(fp, ", \"addr\": \"%#" PRIx64 "\", \"size\": %" PRIu64
-			", \"alloc_ns\": %" PRIu64 ", \"put_ns\": %" PRIu64 ", \"free_ns\": %" PRIu64
+			", \"alloc_ns\": %" PRIu64 ", \"put_ns\": %" PRIu64
+			", \"free_ns\": %" PRIu64
 			", \"age_ms\": %.3f, \"inferred\": %s, \"uncertain\": %s}",
 			o->addr, o->size, o->alloc_ns, o->put_ns, o->free_ns,
 			(double)o->age_ns / NSEC_PER_MSEC, o->inferred ? "true" : "false",
@@ -1578,7 +1599,8 @@ static void rl_print_json(struct refleak_report *rep, FILE *fp)
 
 			fprintf(fp, "%s\n   {\"site\": ", i ? "," : "");
 			json_str(fp, rows[i].site);
-			fprintf(fp, ", \"call_site\": \"%#" PRIx64 "\", \"cache\": ", g->site->call_site);
+			fprintf(fp, ", \"call_site\": \"%#" PRIx64 "\", \"cache\": ",
+				g->site->call_site);
 			json_str(fp, g->site->cache ?: "?");
 			fprintf(fp, ", \"count\": %" PRIu64 ", \"bytes\": %" PRIu64
 				", \"max_age_ms\": %.3f, \"ref_offset\": %" PRId64
@@ -1628,8 +1650,9 @@ static int rl_check_file(struct perf_session *session)
 	}
 	end = session->header.data_offset + session->header.data_size;
 	if (end > (u64)st.st_size) {
-		pr_err("perf refleak: %s is truncated: header says %" PRIu64 " bytes of data, "
-		       "file has %" PRIu64 "\n", data->path, session->header.data_size,
+		pr_err("perf refleak: %s is truncated: header says %" PRIu64
+		       " bytes of data, file has %" PRIu64 "\n", data->path,
+		       session->header.data_size,
 		       (u64)st.st_size > session->header.data_offset ?
 		       (u64)st.st_size - session->header.data_offset : 0);
 		return -1;
@@ -1703,13 +1726,15 @@ static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
 	if (!rep->input_name) {
 		struct stat in;
 
-		rep->input_name = !fstat(STDIN_FILENO, &in) && S_ISFIFO(in.st_mode) ? "-" : "perf.data";
+		rep->input_name = !fstat(STDIN_FILENO, &in) && S_ISFIFO(in.st_mode) ?
+				  "-" : "perf.data";
 	}
 	if (strcmp(rep->input_name, "-")) {
 		struct stat sb;
 
 		if (stat(rep->input_name, &sb) < 0) {
-			pr_err("perf refleak: cannot open %s: %s\n", rep->input_name, strerror(errno));
+			pr_err("perf refleak: cannot open %s: %s\n", rep->input_name,
+			       strerror(errno));
 			return RL_EXIT_FATAL;
 		}
 		if (S_ISREG(sb.st_mode) && sb.st_size == 0) {
@@ -1737,8 +1762,7 @@ static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
 		return RL_EXIT_FATAL;
 	}
 	if (!perf_data__is_pipe(data) && !rl_scan_evlist(rep)) {
-		pr_err("perf refleak: %s has no kmem:kmalloc/kmem_cache_alloc/kfree/"
-		       "kmem_cache_free events; record it with 'perf refleak record'\n",
+		pr_err("perf refleak: %s has no kmem:kmalloc/kmem_cache_alloc/kfree/kmem_cache_free events; record it with 'perf refleak record'\n",
 		       rep->input_name);
 		return RL_EXIT_FATAL;
 	}
@@ -1754,9 +1778,14 @@ static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
 		pr_err("perf refleak: invalid --time '%s'\n", rep->time_str);
 		return RL_EXIT_USAGE;
 	}
-	if ((rep->pid_str && !(rep->pid_list = intlist__new(rep->pid_str))) ||
-	    (rep->tid_str && !(rep->tid_list = intlist__new(rep->tid_str))) ||
-	    (rep->comm_str && !(rep->comm_list = strlist__new(rep->comm_str, NULL)))) {
+	if (rep->pid_str)
+		rep->pid_list = intlist__new(rep->pid_str);
+	if (rep->tid_str)
+		rep->tid_list = intlist__new(rep->tid_str);
+	if (rep->comm_str)
+		rep->comm_list = strlist__new(rep->comm_str, NULL);
+	if ((rep->pid_str && !rep->pid_list) || (rep->tid_str && !rep->tid_list) ||
+	    (rep->comm_str && !rep->comm_list)) {
 		pr_err("perf refleak: invalid --pid, --tid or --comm list\n");
 		return RL_EXIT_USAGE;
 	}
@@ -1775,28 +1804,27 @@ static int rl_report_read(struct refleak_report *rep, struct perf_data *data)
 	err = perf_session__process_events(rep->session);
 	rl_unmute();
 	if (err) {
-		pr_err("perf refleak: error while reading events from %s (%d): "
-		       "file truncated or corrupt\n", rep->input_name, err);
+		pr_err("perf refleak: error while reading events from %s (%d): file truncated or corrupt\n",
+		       rep->input_name, err);
 		return RL_EXIT_FATAL;
 	}
 	es = evlist__stats(rep->session->evlist);
 	if (es->nr_unknown_events || es->nr_unknown_id || es->nr_unprocessable_samples) {
-		pr_err("perf refleak: %s is corrupt: %u unknown records, %u samples of "
-		       "unknown events, %u unprocessable samples\n", rep->input_name,
-		       es->nr_unknown_events, es->nr_unknown_id, es->nr_unprocessable_samples);
+		pr_err("perf refleak: %s is corrupt: %u unknown records, %u samples of unknown events, %u unprocessable samples\n",
+		       rep->input_name, es->nr_unknown_events, es->nr_unknown_id,
+		       es->nr_unprocessable_samples);
 		return RL_EXIT_FATAL;
 	}
 	if (perf_data__is_pipe(data) &&
 	    es->nr_events[PERF_RECORD_SAMPLE] != rep->samples_at_last_round) {
-		pr_err("perf refleak: the input stream ends in the middle of the recording "
-		       "(truncated: %" PRIu64 " samples after the last round)\n",
+		pr_err("perf refleak: the input stream ends in the middle of the recording (truncated: %"
+		       PRIu64 " samples after the last round)\n",
 		       (u64)es->nr_events[PERF_RECORD_SAMPLE] - rep->samples_at_last_round);
 		return RL_EXIT_FATAL;
 	}
 
 	if (perf_data__is_pipe(data) && !rl_scan_evlist(rep)) {
-		pr_err("perf refleak: the input has no kmem:kmalloc/kmem_cache_alloc/kfree/"
-		       "kmem_cache_free events; record it with 'perf refleak record'\n");
+		pr_err("perf refleak: the input has no kmem:kmalloc/kmem_cache_alloc/kfree/kmem_cache_free events; record it with 'perf refleak record'\n");
 		return RL_EXIT_FATAL;
 	}
 
@@ -1830,7 +1858,8 @@ static void rl_print_csv(struct refleak_report *rep, FILE *fp)
 				snprintf(off, sizeof(off), "%#" PRIx64 "%s", g->site->ref_offset,
 					 g->site->offset_mixed ? "*" : "");
 			fprintf(fp, "%s%s%s%s%" PRIu64 "%s%" PRIu64 "%s%.3f%s%s%s%s%s%s\n",
-				refleak_class__name(c), x, refleak_tier__name(refleak_class__tier(c)),
+				refleak_class__name(c), x,
+				refleak_tier__name(refleak_class__tier(c)),
 				x, g->count, x, g->bytes, x, (double)g->max_age_ns / NSEC_PER_MSEC,
 				x, off, x, g->site->cache ?: "?", x, rows[i].site);
 		}
@@ -1886,12 +1915,14 @@ static int rl_config(const char *var, const char *value, void *cb)
 	var += strlen("refleak.");
 	if (!strcmp(var, "sort")) {
 		free(rep->config_sort);
-		rep->sort_keys = rep->config_sort = strdup(value);
+		rep->config_sort = strdup(value);
+		rep->sort_keys = rep->config_sort;
 		return rep->config_sort ? 0 : -ENOMEM;
 	}
 	if (!strcmp(var, "min-age")) {
 		free(rep->config_min_age);
-		rep->min_age_str = rep->config_min_age = strdup(value);
+		rep->config_min_age = strdup(value);
+		rep->min_age_str = rep->config_min_age;
 		return rep->config_min_age ? 0 : -ENOMEM;
 	}
 	if (!strcmp(var, "min-repeat") || !strcmp(var, "max-stack")) {
@@ -1936,7 +1967,7 @@ static int rl_report(int argc, const char **argv)
 	OPT_BOOLEAN(0, "folded", &rep.folded,
 		    "folded stacks of the listed findings, root first, for flamegraph.pl"),
 	OPT_UINTEGER(0, "max-stack", &rep.max_stack,
-		     "frames shown per stack with -g, after the tracing frames (default 8, 0: all)"),
+		     "frames per stack with -g, after the tracing frames (default 8, 0: all)"),
 	OPT_BOOLEAN(0, "fail-on-leak", &rep.fail_on_leak,
 		    "exit with status 3 if any definite or likely finding is made"),
 	OPT_STRING(0, "min-age", &rep.min_age_str, "ms",
@@ -1944,7 +1975,7 @@ static int rl_report(int argc, const char **argv)
 	OPT_UINTEGER(0, "min-repeat", &rep.min_repeat,
 		     "likely_leak: objects left by one allocation stack (default 2)"),
 	OPT_STRING(0, "time", &rep.time_str, "str",
-		   "verdicts only for objects allocated in this time window (as perf report --time)"),
+		   "verdicts only for objects allocated in this window (as perf report --time)"),
 	OPT_STRING(0, "pid", &rep.pid_str, "pid[,pid...]",
 		   "verdicts only for objects allocated by these processes"),
 	OPT_STRING(0, "tid", &rep.tid_str, "tid[,tid...]",
@@ -2012,16 +2043,16 @@ static int rl_report(int argc, const char **argv)
 	ret = RL_EXIT_FATAL;
 
 	if (rep.callchain && !rep.has_callchain)
-		pr_warning("perf refleak: %s was recorded without callchains (record -g): "
-			   "no stacks to show\n", rep.input_name);
+		pr_warning("perf refleak: %s was recorded without callchains (record -g): no stacks to show\n",
+			   rep.input_name);
 
 	refleak__finish(rep.rl, rep.last_time);
 	st = refleak__stats(rep.rl);
 	nr_suspicious = st->tier_count[REFLEAK_TIER_DEFINITE] + st->tier_count[REFLEAK_TIER_LIKELY];
 
 	if (!rep.has_put_event)
-		pr_warning("perf refleak: no %s event in %s: final puts cannot be known "
-			   "(kernel without " REFLEAK_KCONFIG " or recorded with --kmem-only)\n",
+		pr_warning("perf refleak: no %s event in %s: final puts cannot be known (kernel without "
+			   REFLEAK_KCONFIG " or recorded with --kmem-only)\n",
 			   REFLEAK_PUT_TP, rep.input_name);
 
 	rl_report_print(&rep, cfg.min_age_ns, nr_suspicious);
@@ -2123,8 +2154,8 @@ static int rl_record(int argc, const char **argv)
 	};
 
 	/* our own options; the others, and the command after "--", go to perf record */
-	argc = parse_options(argc, argv, options, record_usage,
-			     PARSE_OPT_KEEP_ARGV0 | PARSE_OPT_KEEP_UNKNOWN | PARSE_OPT_KEEP_DASHDASH);
+	argc = parse_options(argc, argv, options, record_usage, PARSE_OPT_KEEP_ARGV0 |
+			     PARSE_OPT_KEEP_UNKNOWN | PARSE_OPT_KEEP_DASHDASH);
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			cmd = i;
@@ -2138,16 +2169,16 @@ static int rl_record(int argc, const char **argv)
 
 	for (t = 0; t < ARRAY_SIZE(kmem_tps); t++) {
 		if (!is_valid_tracepoint(kmem_tps[t])) {
-			pr_err("perf refleak: tracepoint %s not found: tracefs not mounted or not "
-			       "readable (run as root?) or kernel without CONFIG_TRACING\n",
+			pr_err("perf refleak: tracepoint %s not found: tracefs not mounted or not readable (run as root?) or kernel without CONFIG_TRACING\n",
 			       kmem_tps[t]);
 			return RL_EXIT_FATAL;
 		}
 	}
 	if (!kmem_only && !is_valid_tracepoint(REFLEAK_PUT_TP)) {
 		pr_err("perf refleak: tracepoint %s not found: the running kernel needs "
-		       REFLEAK_KCONFIG "=y; use 'perf refleak record --kmem-only' to record "
-		       "allocations only (no verdict on final puts possible)\n", REFLEAK_PUT_TP);
+		       REFLEAK_KCONFIG
+		       "=y; use 'perf refleak record --kmem-only' to record allocations only (no verdict on final puts possible)\n",
+		       REFLEAK_PUT_TP);
 		return RL_EXIT_FATAL;
 	}
 
@@ -2179,17 +2210,15 @@ static int rl_record(int argc, const char **argv)
 		rec_argv[rec_argc++] = "-e";
 		rec_argv[rec_argc++] = REFLEAK_KFREE_RCU_TP;
 	} else {
-		pr_warning("perf refleak: %s not found (kernel without the slab patch): objects "
-			   "given to kfree_rcu() count as freed only when their free event comes, "
-			   "which can be after the recording\n", REFLEAK_KFREE_RCU_TP);
+		pr_warning("perf refleak: %s not found (kernel without the slab patch): objects given to kfree_rcu() count as freed only when their free event comes, which can be after the recording\n",
+			   REFLEAK_KFREE_RCU_TP);
 	}
 	if (!kmem_only) {
 		rec_argv[rec_argc++] = "-e";
 		rec_argv[rec_argc++] = REFLEAK_PUT_TP;
 		for (t = 0; t < ARRAY_SIZE(life_tps); t++) {
 			if (!is_valid_tracepoint(life_tps[t])) {
-				pr_warning("perf refleak: %s not found (a kernel with the v4 series): "
-					   "only sites with a final put can be judged\n",
+				pr_warning("perf refleak: %s not found (a kernel with the v4 series): only sites with a final put can be judged\n",
 					   life_tps[t]);
 				continue;
 			}
@@ -2233,11 +2262,8 @@ int cmd_refleak(int argc, const char **argv)
 	OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 	OPT_END()
 	};
-	const char *const subcommands[] = { "record", "report", NULL };
-	const char *usage[] = { NULL, NULL };
 
-	argc = parse_options_subcommand(argc, argv, options, subcommands, usage,
-					PARSE_OPT_STOP_AT_NON_OPTION);
+	argc = parse_options(argc, argv, options, refleak_usage, PARSE_OPT_STOP_AT_NON_OPTION);
 	if (!argc) {
 		int i;
 

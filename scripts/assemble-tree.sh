@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Assemble the tree everything is built from: a git work tree in the cache
 # holding the pristine source as its base commit ("pristine"), one commit per
-# patch of kernel/series, and one commit placing perf-builtin/,
-# Documentation/ and tests/shell/ into tools/perf (branch "assembled").
+# patch of kernel/series (the last one is branch "kernel-top"), and the four
+# commits of the perf series placing perf-builtin/, Documentation/ and
+# tests/shell/ into tools/perf (branch "assembled").
 #
 # The new commits are made on a private index, without touching the work
 # tree; only then is the work tree moved from the old "assembled" commit to
@@ -81,52 +82,67 @@ if [ -f "$TOP/kernel/series" ]; then
 	done < "$TOP/kernel/series"
 fi
 
-# 2. perf refleak: new files copied into tools/perf, then the registration hunks
+# The last kernel commit: kernel builds depend on the tree up to here only.
+kernel_top=$parent
+
+# 2. perf refleak, as the four commits of the perf series: the engine and
+# its perf test, the builtin, the man page, the shell tests.
 add_file() { # <file in the project> <path in the tree>
 	local mode=100644
 	[ -x "$1" ] && mode=100755
 	git update-index --add --cacheinfo "$mode,$(git hash-object -w "$1"),$2"
 }
-if [ -d "$TOP/perf-builtin" ]; then
-	(cd "$TOP/perf-builtin" && find . -type f ! -name '*.patch' ! -name 'commit-message.txt' \
-		! -name UPSTREAM ! -name registration | sort) |
-	while read -r f; do add_file "$TOP/perf-builtin/$f" "tools/perf/${f#./}"; done
-	for d in Documentation tests/shell; do
-		[ -d "$TOP/$d" ] || continue
-		(cd "$TOP/$d" && find . -type f ! -name UPSTREAM | sort) |
-		while read -r f; do add_file "$TOP/$d/$f" "tools/perf/$d/${f#./}"; done
-	done
-	# registration: lines inserted after anchor lines (perf-builtin/registration)
-	if [ -f "$TOP/perf-builtin/registration" ]; then
-		file= after=
-		while IFS=$'\t' read -r key val; do
-			case $key in
-			file) file=tools/perf/$val ;;
-			after) after=$(printf '%b' "$val") ;;
-			insert)
-				line=$(printf '%b' "$val")
-				git show ":$file" > "$tmp/reg" 2>/dev/null || die "registration: no $file"
-				grep -qxF -- "$line" "$tmp/reg" && continue
-				grep -qxF -- "$after" "$tmp/reg" ||
-					die "registration: '$after' not found in $file"
-				awk -v a="$after" -v l="$line" '{ print } $0 == a && !done { print l; done = 1 }' \
-					"$tmp/reg" > "$tmp/reg.new"
-				git update-index --cacheinfo "100644,$(git hash-object -w "$tmp/reg.new"),$file"
-				;;
-			esac
-		done < <(grep -v '^#' "$TOP/perf-builtin/registration")
-	fi
-	for p in "$TOP"/perf-builtin/*.patch; do
-		[ -f "$p" ] || continue
-		git apply --cached "$p" || die "$p does not apply"
-	done
-	commit_index "$TOP/perf-builtin/commit-message.txt" "perf refleak developers" \
+add_dir() { # <project dir> <tree dir> [find predicates]: every file under it
+	local src=$1 dst=$2
+	shift 2
+	(cd "$src" && find . -type f ! -name UPSTREAM "$@" | sort) |
+	while read -r f; do add_file "$src/$f" "$dst/${f#./}"; done
+}
+# register <ERE>: the lines of perf-builtin/registration for the files
+# matching <ERE>, each inserted after its anchor line (registration lines
+# are not diff hunks: they survive changes around them).
+register() {
+	local file= after= line
+	while IFS=$'\t' read -r key val; do
+		case $key in
+		file) file=tools/perf/$val ;;
+		after) after=$(printf '%b' "$val") ;;
+		insert)
+			[[ $file =~ $1 ]] || continue
+			line=$(printf '%b' "$val")
+			git show ":$file" > "$tmp/reg" 2>/dev/null || die "registration: no $file"
+			grep -qxF -- "$line" "$tmp/reg" && continue
+			grep -qxF -- "$after" "$tmp/reg" ||
+				die "registration: '$after' not found in $file"
+			awk -v a="$after" -v l="$line" '{ print } $0 == a && !done { print l; done = 1 }' \
+				"$tmp/reg" > "$tmp/reg.new"
+			git update-index --cacheinfo "100644,$(git hash-object -w "$tmp/reg.new"),$file"
+			;;
+		esac
+	done < <(grep -v '^#' "$TOP/perf-builtin/registration")
+}
+perf_commit() { # <message file of perf-builtin/commits/>
+	commit_index "$TOP/perf-builtin/commits/$1" "perf refleak developers" \
 		"refleak@example.org" "$GIT_COMMITTER_DATE"
+}
+if [ -d "$TOP/perf-builtin" ]; then
+	add_dir "$TOP/perf-builtin/util" tools/perf/util
+	add_dir "$TOP/perf-builtin/tests" tools/perf/tests
+	register '^tools/perf/(util|tests)/'
+	perf_commit 1-engine.txt
+	add_dir "$TOP/perf-builtin" tools/perf -maxdepth 1 -name '*.c'
+	register '^tools/perf/[^/]+$'
+	perf_commit 2-builtin.txt
+	add_dir "$TOP/Documentation" tools/perf/Documentation
+	perf_commit 3-man-page.txt
+	add_dir "$TOP/tests/shell" tools/perf/tests/shell
+	perf_commit 4-shell-tests.txt
 fi
 
 unset GIT_INDEX_FILE
 git update-index -q --refresh >/dev/null || true
 git checkout -q -B assembled "$parent" || die "could not move the work tree to the new assembly (local edits in $TREE?)"
+git update-ref refs/heads/kernel-top "$kernel_top"
 echo "$want" > "$stamp"
 log "assembled $(git rev-list --count pristine..assembled) commits on top of pristine"
 echo "$TREE"

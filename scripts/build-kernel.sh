@@ -58,9 +58,9 @@ $missing"
 	echo "$want" > "$KBUILD/.refleak-config"
 fi
 
-# Nothing to build when this exact kernel source (the tree below the perf
-# commit) was built with this configuration: a second 'make kernel' is free.
-stamp="$(git -C "$tree" rev-parse 'HEAD^^{tree}') $want"
+# Nothing to build when this exact kernel source (the tree up to the last
+# kernel patch, branch kernel-top) was built with this configuration: a second 'make kernel' is free.
+stamp="$(git -C "$tree" rev-parse 'kernel-top^{tree}') $want"
 if [ -f "$KBUILD/arch/x86/boot/bzImage" ] &&
    [ "$(cat "$KBUILD/.refleak-built" 2>/dev/null)" = "$stamp" ]; then
 	log "kernel is up to date ($KBUILD)"

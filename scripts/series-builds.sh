@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 tree=$("$TOP/scripts/assemble-tree.sh")
 wt=$CACHE/tree-series-$KEY
-commits=$(git -C "$tree" rev-list --reverse pristine..assembled^)
+commits=$(git -C "$tree" rev-list --reverse pristine..kernel-top)
 [ -n "$commits" ] || die "no kernel patches in the assembled tree"
 [ -d "$wt" ] || git -C "$tree" worktree add -q --detach "$wt" pristine
 out=$BUILD/series-builds

@@ -111,7 +111,8 @@ static u64 nr_suspicious(const struct refleak_stats *st)
 	return n;
 }
 
-static int test__refleak_balanced(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+static int test__refleak_balanced(struct test_suite *test __maybe_unused,
+				  int subtest __maybe_unused)
 {
 	struct refleak *rl = new_engine(true);
 	const struct refleak_stats *st;
@@ -134,7 +135,8 @@ out:
 	return ret;
 }
 
-static int test__refleak_classes(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+static int test__refleak_classes(struct test_suite *test __maybe_unused,
+				 int subtest __maybe_unused)
 {
 	struct refleak *rl = new_engine(true);
 	const struct refleak_stats *st;
@@ -201,7 +203,8 @@ static int test__refleak_classes(struct test_suite *test __maybe_unused, int sub
 	return ret;
 }
 
-static int test__refleak_reuse(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+static int test__refleak_reuse(struct test_suite *test __maybe_unused,
+			       int subtest __maybe_unused)
 {
 	struct refleak *rl = new_engine(true);
 	const struct refleak_stats *st;
@@ -279,7 +282,8 @@ static int deliver(struct ordered_events *oe, struct ordered_event *oev)
 	}
 }
 
-static int test__refleak_ordering(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+static int test__refleak_ordering(struct test_suite *test __maybe_unused,
+				  int subtest __maybe_unused)
 {
 	/* object allocated on CPU0, put and freed on CPU1, address reused on CPU0 */
 	static struct test_event cpu0[] = {
@@ -340,7 +344,8 @@ static int test__refleak_ordering(struct test_suite *test __maybe_unused, int su
 	return TEST_OK;
 }
 
-static int test__refleak_preexisting(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+static int test__refleak_preexisting(struct test_suite *test __maybe_unused,
+				     int subtest __maybe_unused)
 {
 	struct refleak *rl = new_engine(true);
 	const struct refleak_stats *st;
@@ -383,7 +388,8 @@ static int test__refleak_preexisting(struct test_suite *test __maybe_unused, int
 	return TEST_OK;
 }
 
-static int test__refleak_offsets(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+static int test__refleak_offsets(struct test_suite *test __maybe_unused,
+				 int subtest __maybe_unused)
 {
 	struct refleak *rl = new_engine(true);
 	const struct refleak_stats *st;
@@ -451,7 +457,8 @@ static int test__refleak_several_refs(struct test_suite *test __maybe_unused,
 	return TEST_OK;
 }
 
-static int test__refleak_null(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+static int test__refleak_null(struct test_suite *test __maybe_unused,
+			      int subtest __maybe_unused)
 {
 	struct refleak *rl = new_engine(true);
 	const struct refleak_stats *st;
@@ -472,7 +479,8 @@ static int test__refleak_null(struct test_suite *test __maybe_unused, int subtes
 	return TEST_OK;
 }
 
-static int test__refleak_lost(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+static int test__refleak_lost(struct test_suite *test __maybe_unused,
+			      int subtest __maybe_unused)
 {
 	struct refleak *rl = new_engine(true);
 	const struct refleak_stats *st;
@@ -516,7 +524,8 @@ static int test__refleak_lost(struct test_suite *test __maybe_unused, int subtes
 	return TEST_OK;
 }
 
-static int test__refleak_stacks(struct test_suite *test __maybe_unused, int subtest __maybe_unused)
+static int test__refleak_stacks(struct test_suite *test __maybe_unused,
+				int subtest __maybe_unused)
 {
 	static const u64 st1[] = { 0xffffffff81000010ULL, 0xffffffff81000020ULL };
 	static const u64 st2[] = { 0xffffffff81000010ULL, 0xffffffff81000030ULL };
@@ -787,7 +796,8 @@ static int test__refleak_lifecycle(struct test_suite *test __maybe_unused,
 			st->class_count[REFLEAK_BALANCED] == 2);
 	TEST_ASSERT_VAL("revived", st->nr_revived == 1);
 	TEST_ASSERT_VAL("no double put", st->class_count[REFLEAK_DOUBLE_PUT] == 0);
-	TEST_ASSERT_VAL("not final_put_not_freed", st->class_count[REFLEAK_FINAL_PUT_NOT_FREED] == 0);
+	TEST_ASSERT_VAL("not final_put_not_freed",
+			st->class_count[REFLEAK_FINAL_PUT_NOT_FREED] == 0);
 	TEST_ASSERT_VAL("in use", st->class_count[REFLEAK_OUTSTANDING] == 1);
 	g = only_group(rl, REFLEAK_FREED_WITHOUT_FINAL_PUT);
 	TEST_ASSERT_VAL("born, freed, never put", g && g->site->call_site == SITE_N &&

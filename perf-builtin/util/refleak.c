@@ -185,7 +185,8 @@ static const struct {
 	[REFLEAK_DOUBLE_PUT]		  = { "double_put",
 		"counter put again after it reached zero", "put2-put1", REFLEAK_TIER_DEFINITE },
 	[REFLEAK_UNDERFLOW]		  = { "underflow",
-		"put on a counter at zero (refcount_t saturated it)", "age", REFLEAK_TIER_DEFINITE },
+		"put on a counter at zero (refcount_t saturated it)", "age",
+		REFLEAK_TIER_DEFINITE },
 	[REFLEAK_GET_FROM_ZERO]		  = { "get_from_zero",
 		"get on a counter at zero: use after free", "age", REFLEAK_TIER_DEFINITE },
 	[REFLEAK_DEC_TO_ZERO]		  = { "dec_to_zero",
@@ -1577,7 +1578,6 @@ int refleak__finish(struct refleak *rl, u64 end_ns)
 	}
 	return 0;
 }
-
 
 const struct refleak_stats *refleak__stats(struct refleak *rl)
 {

@@ -79,7 +79,8 @@ for d in /sys/kernel/tracing /sys/kernel/debug/tracing; do
 		have_tp=1
 	fi
 done
-if [ "$have_tp" = 0 ] && perf list tracepoint 2>/dev/null | grep -q 'ref_trace:ref_trace_final_put'; then
+if [ "$have_tp" = 0 ] &&
+   perf list tracepoint 2>/dev/null | grep -q 'ref_trace:ref_trace_final_put'; then
 	have_tp=1
 fi
 if [ "$have_tp" = 0 ]; then
@@ -202,7 +203,9 @@ json_groups() {
 # "scenario:class" word each; the objects of any other scenario (balanced,
 # percpu, rcu) must not be listed at all.  A new scenario is one word here
 # (plus its line in $scenarios below); every check reads this table.
-scenario_classes="leak_ref:likely_leak leak_all:likely_leak free_no_put:freed_without_final_put put_no_free:final_put_not_freed put_after_free:put_after_free double_put:double_put"
+scenario_classes="leak_ref:likely_leak leak_all:likely_leak
+	free_no_put:freed_without_final_put put_no_free:final_put_not_freed
+	put_after_free:put_after_free double_put:double_put"
 # The suspicious scenarios, and an awk condition that is true for them on
 # field $1 (suspicious_on 2: on field $2).
 suspicious=$(for sc in $scenario_classes; do printf '%s ' "${sc%%:*}"; done)
@@ -271,31 +274,37 @@ check_classes() {
 		w = want(s)
 		if (agefilter == "aged") w = aged(w)
 		if (lost != 0 && $5 == "true" && c != w) {
-			printf "[Note] %s: %s object 0x%s in %s is marked uncertain (%s lost events)\n", label, s, a, c, lost
+			printf "[Note] %s: %s object 0x%s in %s is uncertain (%s lost events)\n",
+			       label, s, a, c, lost
 			next
 		}
 		if (!(s in scen)) {
-			printf "[FAIL] %s: %s object 0x%s listed in %s, but the driver made no %s objects\n", label, s, a, c, s
+			printf "[FAIL] %s: %s object 0x%s in %s, the driver made no %s objects\n",
+			       label, s, a, c, s
 			bad++
 			next
 		}
 		if (w == "none") {
-			printf "[FAIL] %s: %s object 0x%s listed in %s; it must not be listed at all\n", label, s, a, c
+			printf "[FAIL] %s: %s object 0x%s listed in %s; it must not be\n",
+			       label, s, a, c
 			bad++
 			next
 		}
 		if (c != w) {
-			printf "[FAIL] %s: %s object 0x%s listed in %s, expected %s\n", label, s, a, c, w
+			printf "[FAIL] %s: %s object 0x%s listed in %s, expected %s\n",
+			       label, s, a, c, w
 			bad++
 			next
 		}
 		if (!((s, a) in want_n)) {
 			if ($4 == "true") {
-				printf "[Note] %s: inferred %s object 0x%s (pre-existing) in %s\n", label, s, a, c
+				printf "[Note] %s: inferred %s object 0x%s (pre-existing) in %s\n",
+				       label, s, a, c
 				next
 			}
-			printf "[FAIL] %s: %s object 0x%s listed in %s is not one of the driver objects%s\n", label, s, a, c, \
-				(a in refaddr) ? " (it is a refcount address: addr must be the object start)" : ""
+			printf "[FAIL] %s: %s object 0x%s in %s is not a driver object%s\n",
+			       label, s, a, c, \
+				(a in refaddr) ? " (a refcount address, not the start)" : ""
 			bad++
 			next
 		}
@@ -309,7 +318,8 @@ check_classes() {
 			if (agefilter == "aged") w = aged(w)
 			if (w == "none") continue
 			if (got[k] + 0 != want_n[k]) {
-				printf "[FAIL] %s: %s object 0x%s listed %d time(s) in %s, expected %d", label, s, a, got[k], w, want_n[k]
+				printf "[FAIL] %s: %s object 0x%s listed %d times in %s, not %d",
+				       label, s, a, got[k], w, want_n[k]
 				if (a in foreign) printf " (seen under other sites:%s)", foreign[a]
 				printf "\n"
 				bad++
@@ -546,7 +556,7 @@ if [ -n "$v" ] && [ "$v" -ge "$nbal" ] 2>/dev/null; then
 elif [ "$lost" != 0 ]; then
 	note "summary.classes.balanced = '$v' < $nbal, with $lost lost events"
 else
-	fail "summary.classes.balanced = '$v', expected >= $nbal (balanced+percpu+rcu driver objects)"
+	fail "summary.classes.balanced = '$v', expected >= $nbal (balanced+percpu+rcu)"
 fi
 
 # Per site: count, offset, stacks, one group per scenario and class.
@@ -567,26 +577,29 @@ for s in $suspicious; do
 	fi
 	echo "$lines" | while read -r _c _s count nobj off has nput nfree cache; do
 		[ "$count" = "$nobj" ] || {
-			echo "[FAIL] $c test_refleak_$s ($cache): count $count but $nobj objects listed"
+			echo "[FAIL] $c test_refleak_$s ($cache): count $count, $nobj objects"
 			exit 1
 		}
 		[ "$has" = 1 ] || {
-			echo "[FAIL] $c test_refleak_$s ($cache): no frame test_refleak_$s in the alloc stacks"
+			echo "[FAIL] $c test_refleak_$s ($cache): not in its alloc stacks"
 			exit 1
 		}
 		case $c in
 		final_put_not_freed)
-			[ "$nput" -gt 0 ] || { echo "[FAIL] $c test_refleak_$s: no put stack"; exit 1; } ;;
+			[ "$nput" -gt 0 ] ||
+				{ echo "[FAIL] $c test_refleak_$s: no put stack"; exit 1; } ;;
 		freed_without_final_put)
-			[ "$nfree" -gt 0 ] || { echo "[FAIL] $c test_refleak_$s: no free stack"; exit 1; } ;;
+			[ "$nfree" -gt 0 ] ||
+				{ echo "[FAIL] $c test_refleak_$s: no free stack"; exit 1; } ;;
 		esac
 		# any allocator of this scenario has the same offset in the driver
-		want=$(awk -v s="$s" '$1 == s && !seen[$3]++ { printf "%s%s", sep, $3; sep = "," }' "$offsets")
+		want=$(awk -v s="$s" '$1 == s && !seen[$3]++ { printf "%s%s", sep, $3; sep = ","}' \
+			"$offsets")
 		case ",$want," in
 		*",$off,"*) ;;
 		*) false ;;
 		esac || {
-			echo "[FAIL] $c test_refleak_$s ($cache): ref_offset $off, driver says $want"
+			echo "[FAIL] $c test_refleak_$s ($cache): ref_offset $off, not $want"
 			exit 1
 		}
 		echo "[PASS] $c test_refleak_$s ($cache): objects, alloc stack, ref_offset $off"
@@ -596,7 +609,8 @@ done
 # Ages, inferred/uncertain flags of the driver's listed objects.
 awk "$(suspicious_on 2)" "$tmpdir/json.objs" \
 	> "$tmpdir/json.drvobjs"
-if awk '$2 == "leak_ref" && !($6 + 0 >= 1000) { bad = 1 } END { exit bad }' "$tmpdir/json.drvobjs"; then
+if awk '$2 == "leak_ref" && !($6 + 0 >= 1000) { bad = 1 } END { exit bad }' \
+	"$tmpdir/json.drvobjs"; then
 	pass "likely_leak driver objects are at least 1000 ms old"
 else
 	fail "a leak_ref object has age_ms < 1000 (it lived ${rcu_wait}s until the end)"
@@ -604,7 +618,7 @@ fi
 if awk '$4 != "false" { bad = 1 } END { exit bad }' "$tmpdir/json.drvobjs"; then
 	pass "no driver object is marked inferred"
 else
-	fail "a driver object allocated during the recording is marked inferred (or the field is missing)"
+	fail "a driver object allocated in the recording is inferred (or the field is missing)"
 fi
 if [ "$lost" = 0 ]; then
 	if awk '$5 != "false" { bad = 1 } END { exit bad }' "$tmpdir/json.drvobjs"; then
@@ -657,7 +671,8 @@ for s in $suspicious; do
 		fail "text report does not show site test_refleak_$s"
 	fi
 done
-unlisted=$(echo "$scenarios" | awk -v s=" $suspicious" 'index(s, " " $1 " ") == 0 && !seen[$1]++ { print $1 }')
+unlisted=$(echo "$scenarios" |
+	awk -v s=" $suspicious" 'index(s, " " $1 " ") == 0 && !seen[$1]++ { print $1 }')
 for s in $unlisted; do
 	if ! grep -Eq "test_refleak_${s}([^_a-z]|\$)" "$tmpdir/text.out"; then
 		pass "text report does not list test_refleak_$s"
@@ -685,7 +700,7 @@ else
 fi
 
 for opt in --call-graph -g -ggraph,caller; do
-	expect_grep "stacks$opt" vfs_write "report $opt shows stacks (vfs_write of the control file)" \
+	expect_grep "stacks$opt" vfs_write "report $opt shows stacks (vfs_write of control)" \
 		-i "$data" "$opt"
 done
 for key in site count bytes age site,count count,bytes,age; do
@@ -696,7 +711,8 @@ done
 
 echo "Checking exit statuses"
 expect_exit fail 3 out "report --fail-on-leak (prints the report)" -i "$data" --fail-on-leak
-expect_exit failj 3 out "report --fail-on-leak --json (prints the report)" -i "$data" --fail-on-leak --json
+expect_exit failj 3 out "report --fail-on-leak --json (prints the report)" \
+	-i "$data" --fail-on-leak --json
 expect_exit badsort 129 err "report --sort no_such_key" -i "$data" --sort no_such_key
 expect_exit nofile 1 err "report on a missing file" -i "$tmpdir/does-not-exist"
 
@@ -710,7 +726,7 @@ if perf refleak record --kmem-only -o "$tmpdir/kmem.data" -- sleep 1 \
 	if [ "$rc" = 0 ] && [ "$fp" = 0 ] && [ -s "$tmpdir/kmem.err" ]; then
 		pass "kmem-only recording: report exits 0, final_put 0, warning on stderr"
 	else
-		fail "kmem-only recording: report exited $rc, final_put '$fp' (expected 0, 0, a warning)"
+		fail "kmem-only recording: exit $rc, final_put '$fp' (want 0, 0, a warning)"
 		show "$tmpdir/kmem.err" 10
 	fi
 else
