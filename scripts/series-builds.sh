@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make series-builds: every prefix of the kernel series builds (bisectable),
 # with CONFIG_REF_TRACE=y and =n, without a warning, and W=1 clean on the
-# .c files each patch touches; then the whole series with
-# CONFIG_TRACEPOINTS=n.  Small kernel (tinyconfig + kernel/configs/*.config),
+# .c files each patch touches; perf builds at every commit of the perf
+# series; then the whole kernel series with CONFIG_TRACEPOINTS=n.  Small kernel (tinyconfig + kernel/configs/*.config),
 # in a work tree and object directories of its own.  Not part of 'make
 # check' (about 30 minutes here, mostly ccache hits).
 . "$(dirname "$0")/lib.sh"
@@ -65,6 +65,22 @@ for c in $commits; do
 	prev=$c
 done
 echo "(w: warnings of the build; W1: warnings of W=1 on the patch's .c files; o1: the option is on)"
+
+# The perf series: perf builds at each of its commits (the engine and its
+# test alone first), warnings are errors in perf's build.
+po=$CACHE/perf-series-obj-$KEY
+mkdir -p "$po"
+for c in $(git -C "$tree" rev-list --reverse kernel-top..assembled); do
+	git -C "$wt" checkout -q --detach "$c"
+	t0=$(date +%s)
+	if locked make -s -C "$wt/tools/perf" O="$po" CC="ccache gcc" "${PERF_MAKE_OPTS[@]}" \
+		-j"$JOBS" > "$out/perf-$c.log" 2>&1; then
+		echo "perf at '$(git -C "$wt" log -1 --format=%s "$c")': built in $(( $(date +%s) - t0 )) s"
+	else
+		echo "perf at '$(git -C "$wt" log -1 --format=%s "$c")': BUILD FAILED (see $out/perf-$c.log)"
+		fail=1
+	fi
+done
 
 o=$CACHE/kbuild-series-notp-$KEY
 configure "$o" "$TOP/kernel/configs/guest.config" "$TOP/kernel/configs/series/tracepoints-off.config"
