@@ -36,6 +36,11 @@ fail=0 i=0 prev=pristine
 printf '%-3s %-58s %-16s %-16s\n' "#" patch "REF_TRACE=y" "REF_TRACE=n"
 for c in $commits; do
 	i=$((i + 1))
+	# SERIES_FROM=<n>: start at patch n (the earlier ones were checked)
+	if [ "$i" -lt "${SERIES_FROM:-1}" ]; then
+		prev=$c
+		continue
+	fi
 	git -C "$wt" checkout -q --detach "$c"
 	files=$(git -C "$wt" diff --name-only "$prev" "$c" -- '*.c')
 	row=()
