@@ -7,8 +7,10 @@
  * (ref_trace:ref_trace_set, ref_trace_final_put and ref_trace_anomaly,
  * CONFIG_REF_TRACE) and with process exits, and report leaked objects,
  * objects put but never freed, puts after free, double puts and the other
- * misuses refcount_t detects, each in a tier of evidence.  The correlation
- * itself lives in util/refleak.c.
+ * misuses refcount_t detects, each in a tier of evidence.  With 'record
+ * --refs' (ref_trace:ref_trace_ref, every get and put of the chosen caches)
+ * it names the references a leaked object was never put.  The correlation
+ * itself lives in util/refleak.c and util/refleak-refs.c.
  */
 #include "builtin.h"
 
@@ -63,6 +65,7 @@
 #define REFLEAK_PUT_TP		"ref_trace:ref_trace_final_put"
 #define REFLEAK_SET_TP		"ref_trace:ref_trace_set"
 #define REFLEAK_ANOMALY_TP	"ref_trace:ref_trace_anomaly"
+#define REFLEAK_REF_TP		"ref_trace:ref_trace_ref"
 #define REFLEAK_PUT_SYS		"ref_trace"
 #define REFLEAK_KFREE_RCU_TP	"kmem:kfree_rcu"
 #define REFLEAK_PUT_NAME	"ref_trace_final_put"
@@ -93,6 +96,7 @@ enum rl_ev_kind {
 	RL_EV_FINAL_PUT,
 	RL_EV_SET,
 	RL_EV_ANOMALY,
+	RL_EV_REF,
 	RL_EV_NR,
 	RL_EV_OTHER = RL_EV_NR,
 };
@@ -106,6 +110,7 @@ static const char * const ev_names[RL_EV_NR] = {
 	[RL_EV_FINAL_PUT]	= "final_put",
 	[RL_EV_SET]		= "set",
 	[RL_EV_ANOMALY]		= "anomaly",
+	[RL_EV_REF]		= "ref",
 };
 
 /* per evsel (evsel->priv): event kind and the format fields, looked up once */
@@ -115,7 +120,8 @@ struct rl_evsel_info {
 	struct tep_format_field	*call_site;	/* call_site or caller */
 	struct tep_format_field	*bytes_alloc;
 	struct tep_format_field	*name;		/* cache name */
-	struct tep_format_field	*value;		/* set's count, anomaly's type */
+	struct tep_format_field	*value;		/* set's count, anomaly's type, ref's old */
+	struct tep_format_field	*delta;		/* ref's delta */
 };
 
 struct refleak_report {
@@ -207,6 +213,7 @@ static struct rl_evsel_info *rl_evsel_info(struct evsel *evsel, enum rl_ev_kind 
 	case RL_EV_FINAL_PUT:
 	case RL_EV_SET:
 	case RL_EV_ANOMALY:
+	case RL_EV_REF:
 		/* "obj": the v4 series' name of the field */
 		info->ptr = evsel__field(evsel, "ref") ?: evsel__field(evsel, "obj");
 		info->call_site = evsel__field(evsel, "caller");
@@ -214,7 +221,11 @@ static struct rl_evsel_info *rl_evsel_info(struct evsel *evsel, enum rl_ev_kind 
 			info->value = evsel__field(evsel, "count");
 		else if (kind == RL_EV_ANOMALY)
 			info->value = evsel__field(evsel, "type");
-		if (!info->ptr || (kind != RL_EV_FINAL_PUT && !info->value)) {
+		else if (kind == RL_EV_REF)
+			info->value = evsel__field(evsel, "old");
+		info->delta = evsel__field(evsel, "delta");
+		if (!info->ptr || (kind != RL_EV_FINAL_PUT && !info->value) ||
+		    (kind == RL_EV_REF && !info->delta)) {
 			pr_warning("%s lacks its ref/count/type fields, ignored\n",
 				   evsel__name(evsel));
 			info->kind = RL_EV_OTHER;
@@ -307,6 +318,23 @@ static u64 rl_user_frame(struct refleak_report *rep, u32 stack, u64 caller)
 			return ips[i];
 	}
 	return caller;
+}
+
+static bool rl_noise_frame(const char *name);
+
+/*
+ * For pairing gets with puts (util/refleak-refs.c): a frame's function, as
+ * its symbol, 0 for the tracing machinery and the counting helpers.
+ */
+static u64 rl_func_of(void *ctx, u64 ip)
+{
+	struct refleak_report *rep = ctx;
+	struct map *map = NULL;
+	struct symbol *sym = machine__find_kernel_symbol(&rep->session->machines.host, ip, &map);
+
+	if (!sym)
+		return ip;
+	return rl_noise_frame(sym->name) ? 0 : (u64)(uintptr_t)sym;
 }
 
 static void rl_note_time(struct refleak_report *rep, struct perf_sample *sample)
@@ -415,9 +443,25 @@ static int rl_on_set(struct refleak_report *rep, struct evsel *evsel,
 		.obj	= rl_field(evsel, info->ptr, sample),
 		.count	= (s64)rl_field(evsel, info->value, sample),
 		.caller	= rl_field(evsel, info->call_site, sample),
+		.stack	= rl_stack(rep, sample),
 	};
 
 	return refleak__set(rep->rl, &ev);
+}
+
+static int rl_on_ref(struct refleak_report *rep, struct evsel *evsel,
+		     const struct rl_evsel_info *info, struct perf_sample *sample)
+{
+	struct refleak_ref_ev ev = {
+		.time	= sample->time,
+		.obj	= rl_field(evsel, info->ptr, sample),
+		.old	= (s32)rl_field(evsel, info->value, sample),
+		.delta	= (s32)rl_field(evsel, info->delta, sample),
+		.caller	= rl_field(evsel, info->call_site, sample),
+		.stack	= rl_stack(rep, sample),
+	};
+
+	return refleak__ref(rep->rl, &ev);
 }
 
 static int rl_on_anomaly(struct refleak_report *rep, struct evsel *evsel,
@@ -452,6 +496,7 @@ static const struct rl_tracepoint rl_tp_kfree_rcu   = { RL_EV_KFREE_RCU,	 rl_on_
 static const struct rl_tracepoint rl_tp_final_put   = { RL_EV_FINAL_PUT,	 rl_on_final_put };
 static const struct rl_tracepoint rl_tp_set	   = { RL_EV_SET,		 rl_on_set };
 static const struct rl_tracepoint rl_tp_anomaly	   = { RL_EV_ANOMALY,	 rl_on_anomaly };
+static const struct rl_tracepoint rl_tp_ref	   = { RL_EV_REF,		 rl_on_ref };
 
 /* evsel->handler is the rl_tracepoint of the event (const, cast back) */
 static const struct evsel_str_handler rl_tracepoints[] = {
@@ -465,6 +510,7 @@ static const struct evsel_str_handler rl_tracepoints[] = {
 	{ REFLEAK_PUT_TP,		(void *)&rl_tp_final_put, },
 	{ REFLEAK_SET_TP,		(void *)&rl_tp_set, },
 	{ REFLEAK_ANOMALY_TP,		(void *)&rl_tp_anomaly, },
+	{ REFLEAK_REF_TP,		(void *)&rl_tp_ref, },
 };
 
 /*
@@ -825,6 +871,7 @@ static bool rl_noise_frame(const char *name)
 		"trace_", "perf_trace_", "perf_tp_event", "perf_swevent_", "__perf_",
 		"perf_trace_run_bpf_submit", "trace_event_raw_event_", "__traceiter_",
 		"__ref_trace_", "ref_trace_", "refcount_", "__refcount_", "percpu_ref_put",
+		"kref_",
 		"kmem_cache_alloc", "kmem_cache_zalloc", "__kmalloc", "kmalloc", "_kmalloc",
 		"_kzalloc", "kzalloc", "__kmem_cache", "kmem_cache_free", "kfree", "kvfree",
 		"kvmalloc", "__kvmalloc", "slab_", "___slab_", "__slab_",
@@ -879,8 +926,11 @@ static u64 rl_frame_at(const u64 *ips, u32 first, u32 nr, u32 i, u32 max_stack)
 	return callchain_param.order == ORDER_CALLER ? ips[nr - 1 - skip - i] : ips[first + i];
 }
 
-/* one stack, leaf first, one frame per line, as perf lock contention does */
-static void rl_print_stack(struct refleak_report *rep, FILE *fp, u32 id, u64 count)
+/* stacks listed per group and kind, more with -v */
+#define RL_MAX_TEXT_STACKS	10
+
+/* the frames of a stack, one per line, in the order asked for */
+static void rl_print_frames(struct refleak_report *rep, FILE *fp, u32 id)
 {
 	char buf[256];
 	const u64 *ips;
@@ -888,7 +938,6 @@ static void rl_print_stack(struct refleak_report *rep, FILE *fp, u32 id, u64 cou
 
 	ips = refleak__stack(rep->rl, id, &nr);
 	first = rl_first_frame(rep, ips, nr);
-	fprintf(fp, "        %" PRIu64 " time%s:\n", count, count == 1 ? "" : "s");
 	for (i = 0; i < nr - first && (!rep->max_stack || shown < rep->max_stack); i++, shown++) {
 		u64 ip = rl_frame_at(ips, first, nr, i, rep->max_stack);
 
@@ -898,7 +947,93 @@ static void rl_print_stack(struct refleak_report *rep, FILE *fp, u32 id, u64 cou
 		fprintf(fp, "            ... %u more (--max-stack)\n", nr - first - i);
 }
 
-#define RL_MAX_TEXT_STACKS	10
+/* one stack, leaf first, one frame per line, as perf lock contention does */
+static void rl_print_stack(struct refleak_report *rep, FILE *fp, u32 id, u64 count)
+{
+	fprintf(fp, "        %" PRIu64 " time%s:\n", count, count == 1 ? "" : "s");
+	rl_print_frames(rep, fp, id);
+}
+
+/* findings whose objects kept references: which gets were never put */
+static bool rl_class_keeps_refs(enum refleak_class class)
+{
+	return class == REFLEAK_LIKELY_LEAK || class == REFLEAK_OUTSTANDING ||
+	       class == REFLEAK_FREED_WITHOUT_FINAL_PUT;
+}
+
+/*
+ * The 'record --refs' argument that would trace a group's cache; a kmalloc
+ * size class is read from the objects' size (kmalloc-<n>, or a kmalloc-cg-,
+ * -rcl-, -rnd- variant: the glob takes them all).
+ */
+static void rl_refs_arg(struct refleak_group *g, char *buf, size_t size)
+{
+	const char *cache = g->site->cache ?: "?";
+
+	if (strcmp(cache, REFLEAK_KMALLOC))
+		scnprintf(buf, size, "%s", cache);
+	else if (g->count && g->bytes % g->count == 0)
+		scnprintf(buf, size, "'kmalloc-*%" PRIu64 "'", g->bytes / g->count);
+	else
+		scnprintf(buf, size, "'kmalloc-*'");
+}
+
+/*
+ * References never put: per list of objects, the gets left after pairing
+ * (certain), or every get that could own a missing put with its balance.
+ */
+static void rl_print_unput(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
+{
+	struct refleak_unput **arr;
+	size_t nr, i;
+	u32 s;
+	char arg[128];
+
+	if (!rl_class_keeps_refs(g->class) || g->site->no_alloc)
+		return;
+	if (!g->site->refs_traced) {
+		rl_refs_arg(g, arg, sizeof(arg));
+		fprintf(fp, "      which reference was never put: perf refleak record --refs %s\n",
+			arg);
+		return;
+	}
+	arr = refleak_group__unput(g, &nr);
+	if (!nr) {
+		fprintf(fp, "      references never put: %s\n", g->nr_named ?
+			"none left by the gets and puts seen (another counter?)" :
+			"no get or put of these objects was recorded");
+		free(arr);
+		return;
+	}
+	fprintf(fp, "      references never put (%" PRIu64 " of %" PRIu64 " objects followed):\n",
+		g->nr_named, g->count);
+	for (i = 0; i < nr && (i < RL_MAX_TEXT_STACKS || verbose > 0); i++) {
+		struct refleak_unput *u = arr[i];
+
+		fprintf(fp, "        %" PRIu64 " object%s, %u reference%s each never put, ",
+			u->nr_objects, u->nr_objects == 1 ? "" : "s", u->refs,
+			u->refs == 1 ? "" : "s");
+		if (u->certain)
+			fprintf(fp, "taken at:\n");
+		else
+			color_fprintf(fp, PERF_COLOR_YELLOW,
+				      "not certain: %s\n", u->nr_stacks > 1 ?
+				      "one of these gets (balance per object)" :
+				      "events are missing");
+		for (s = 0; s < u->nr_stacks; s++) {
+			if (!u->certain || u->nr_stacks > 1)
+				fprintf(fp, "          %+" PRId64 ":\n", u->stacks[s].balance);
+			if (!u->stacks[s].stack)
+				fprintf(fp, "            (before the recording, or by an untraced path)\n");
+			else if (rep->has_callchain)
+				rl_print_frames(rep, fp, u->stacks[s].stack);
+		}
+	}
+	if (i < nr)
+		fprintf(fp, "        ... %zu more (use -v)\n", nr - i);
+	free(arr);
+}
+
 
 /*
  * -g[mode,order]: perf report's syntax and modes (util/callchain.c), with
@@ -1305,6 +1440,7 @@ static void rl_print_class(struct refleak_report *rep, FILE *fp, enum refleak_cl
 			rl_print_timeline(rep, fp, g);
 		if (rep->callchain)
 			rl_print_stacks(rep, fp, g);
+		rl_print_unput(rep, fp, g);
 		if (rep->objects)
 			rl_print_objects(rep, fp, g);
 	}
@@ -1514,6 +1650,59 @@ static void json_stacks(struct refleak_report *rep, FILE *fp, struct refleak_gro
 	fprintf(fp, "}");
 }
 
+static void json_frames(struct refleak_report *rep, FILE *fp, u32 id)
+{
+	const u64 *ips;
+	u32 nr = 0, f;
+	char buf[256];
+
+	ips = id ? refleak__stack(rep->rl, id, &nr) : NULL;
+	fprintf(fp, "[");
+	for (f = 0; ips && f < nr; f++) {
+		if (f)
+			fprintf(fp, ", ");
+		json_str(fp, rl_sym(rep, ips[f], buf, sizeof(buf)));
+	}
+	fprintf(fp, "]");
+}
+
+/* the references never put, as rl_print_unput() shows them */
+static void json_unput(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
+{
+	struct refleak_unput **arr;
+	size_t nr, i;
+	u32 s;
+	char arg[128];
+
+	if (!rl_class_keeps_refs(g->class) || g->site->no_alloc)
+		return;
+	if (!g->site->refs_traced) {
+		rl_refs_arg(g, arg, sizeof(arg));
+		fprintf(fp, ", \"refs_traced\": false, \"refs_record\": ");
+		json_str(fp, arg);
+		return;
+	}
+	arr = refleak_group__unput(g, &nr);
+	fprintf(fp, ", \"refs_traced\": true, \"refs_followed\": %" PRIu64 ", \"unput\": [",
+		g->nr_named);
+	for (i = 0; i < nr; i++) {
+		struct refleak_unput *u = arr[i];
+
+		fprintf(fp, "%s{\"objects\": %" PRIu64 ", \"refs\": %u, \"certain\": %s, "
+			"\"gets\": [", i ? ", " : "", u->nr_objects, u->refs,
+			u->certain ? "true" : "false");
+		for (s = 0; s < u->nr_stacks; s++) {
+			fprintf(fp, "%s{\"balance\": %" PRId64 ", \"frames\": ", s ? ", " : "",
+				u->stacks[s].balance);
+			json_frames(rep, fp, u->stacks[s].stack);
+			fprintf(fp, "}");
+		}
+		fprintf(fp, "]}");
+	}
+	fprintf(fp, "]");
+	free(arr);
+}
+
 static void json_objects(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
 {
 	u32 i;
@@ -1610,6 +1799,7 @@ static void rl_print_json(struct refleak_report *rep, FILE *fp)
 				g->site->offset_mixed ? "true" : "false");
 			if (rep->has_callchain)
 				json_stacks(rep, fp, g);
+			json_unput(rep, fp, g);
 			json_objects(rep, fp, g);
 			if (rep->timeline && rl_class_is_live(c)) {
 				u32 live[RL_TIMELINE_BUCKETS], max, b;
@@ -1684,6 +1874,7 @@ static bool rl_scan_evlist(struct refleak_report *rep)
 			rep->has_kmem_event = true;
 			break;
 		case RL_EV_ANOMALY:	/* the anomaly event says nothing of the others */
+		case RL_EV_REF:
 		case RL_EV_OTHER:
 		default:
 			break;
@@ -2025,6 +2216,8 @@ static int rl_report(int argc, const char **argv)
 		cfg.min_age_ns = (u64)(ms * NSEC_PER_MSEC);
 	}
 	cfg.keep_objects = rep.objects || rep.json || rep.timeline;
+	cfg.func_of = rl_func_of;
+	cfg.func_ctx = &rep;
 	cfg.min_repeat = rep.min_repeat ?: 1;
 
 	ret = RL_EXIT_FATAL;
@@ -2129,6 +2322,39 @@ static bool rl_has_opt(int argc, const char **argv, const char *s, const char *l
 	return false;
 }
 
+/*
+ * --refs a,b: the filter of ref_trace_ref, tested in the kernel before an
+ * event is written: 'cache ~ "a" || cache ~ "b"' (~ takes globs).  Cache
+ * names are made of [A-Za-z0-9_.:-]; anything else is refused, so that the
+ * filter cannot be broken out of.
+ */
+static char *rl_refs_filter(const char *refs)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *list = strdup(refs), *tok, *save = NULL;
+	int n = 0;
+
+	if (!list)
+		return NULL;
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (!*tok || strspn(tok, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				     "0123456789_.:-*?[]") != strlen(tok)) {
+			pr_err("perf refleak record: invalid cache name '%s' in --refs\n", tok);
+			n = -1;
+			break;
+		}
+		strbuf_addf(&sb, "%scache ~ \"%s\"", n++ ? " || " : "", tok);
+	}
+	free(list);
+	if (n <= 0) {
+		if (!n)
+			pr_err("perf refleak record: --refs needs a cache name\n");
+		strbuf_release(&sb);
+		return NULL;
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
 static int rl_record(int argc, const char **argv)
 {
 	static const char * const kmem_tps[] = {
@@ -2136,6 +2362,8 @@ static int rl_record(int argc, const char **argv)
 	};
 	static const char * const life_tps[] = { REFLEAK_SET_TP, REFLEAK_ANOMALY_TP, };
 	const char *settle = REFLEAK_DEFAULT_SETTLE;
+	const char *refs = NULL;
+	char *refs_filter = NULL;
 	const char **rec_argv;
 	bool kmem_only = false;
 	int i, rec_argc, cmd = 0;
@@ -2145,6 +2373,8 @@ static int rl_record(int argc, const char **argv)
 		    "record the kmem events alone (a kernel without " REFLEAK_KCONFIG ")"),
 	OPT_STRING(0, "settle", &settle, "seconds",
 		   "go on recording after <command> exited (default " REFLEAK_DEFAULT_SETTLE ")"),
+	OPT_STRING(0, "refs", &refs, "cache[,cache...]",
+		   "also every get and put of the counters in these slab caches (globs: 'kmalloc-*64')"),
 	OPT_END()
 	};
 	const char * const record_usage[] = {
@@ -2174,6 +2404,21 @@ static int rl_record(int argc, const char **argv)
 			return RL_EXIT_FATAL;
 		}
 	}
+	if (refs && kmem_only) {
+		pr_err("perf refleak record: --refs needs the ref_trace events, not --kmem-only\n");
+		return RL_EXIT_USAGE;
+	}
+	if (refs) {
+		refs_filter = rl_refs_filter(refs);
+		if (!refs_filter)
+			return RL_EXIT_USAGE;
+	}
+	if (refs && !is_valid_tracepoint(REFLEAK_REF_TP)) {
+		pr_err("perf refleak: tracepoint %s not found: --refs needs a kernel whose ref_trace events include it (series v5 with 'refcount: report every get and put')\n",
+		       REFLEAK_REF_TP);
+		free(refs_filter);
+		return RL_EXIT_FATAL;
+	}
 	if (!kmem_only && !is_valid_tracepoint(REFLEAK_PUT_TP)) {
 		pr_err("perf refleak: tracepoint %s not found: the running kernel needs "
 		       REFLEAK_KCONFIG
@@ -2183,8 +2428,10 @@ static int rl_record(int argc, const char **argv)
 	}
 
 	rec_argv = calloc(argc + 40, sizeof(char *));
-	if (!rec_argv)
+	if (!rec_argv) {
+		free(refs_filter);
 		return -ENOMEM;
+	}
 	rec_argc = 0;
 	rec_argv[rec_argc++] = "record";
 	rec_argv[rec_argc++] = "-R";
@@ -2225,6 +2472,12 @@ static int rl_record(int argc, const char **argv)
 			rec_argv[rec_argc++] = "-e";
 			rec_argv[rec_argc++] = life_tps[t];
 		}
+		if (refs_filter) {
+			rec_argv[rec_argc++] = "-e";
+			rec_argv[rec_argc++] = REFLEAK_REF_TP;
+			rec_argv[rec_argc++] = "--filter";
+			rec_argv[rec_argc++] = refs_filter;
+		}
 	}
 	/*
 	 * Keep recording for a while after the command and its children
@@ -2253,6 +2506,7 @@ static int rl_record(int argc, const char **argv)
 	}
 	i = cmd_record(rec_argc, rec_argv);
 	free(rec_argv);
+	free(refs_filter);
 	return i;
 }
 

@@ -4,7 +4,8 @@
  * synthetic alloc / free / set / final put / anomaly / exit sequences, one
  * per verdict class and per tricky case (address reuse, cross-CPU ordering,
  * objects allocated before the recording, refcount offsets, NULL
- * allocations, lost events), and the ranking rules of the tiers.
+ * allocations, lost events), the ranking rules of the tiers, and the
+ * pairing of gets with puts that names the references never put.
  */
 #include <linux/compiler.h>
 #include <linux/kernel.h>
@@ -1053,6 +1054,249 @@ static int test__refleak_lost_absence(struct test_suite *test __maybe_unused,
 	return TEST_OK;
 }
 
+/* ------------------------------------------------------------------ */
+/* naming the reference never put (record --refs, refleak-refs.c)      */
+
+/* functions are 4 KiB apart; MACH is the tracing and counting machinery */
+#define FN(n)		(0xffffffff82000000ULL + (n) * 0x1000ULL)
+#define MACH		0xffffffff8f000000ULL
+
+static u64 test_func_of(void *ctx __maybe_unused, u64 ip)
+{
+	return ip >= MACH ? 0 : ip & ~0xfffULL;
+}
+
+static struct refleak *new_refs_engine(void)
+{
+	struct refleak_config cfg;
+
+	refleak_config__init(&cfg);
+	cfg.func_of = test_func_of;
+	return refleak__new(&cfg);
+}
+
+/* a stack from its frames, leaf first, under the machinery frame */
+static u32 stack_of(struct refleak *rl, u64 f1, u64 f2, u64 f3, u64 f4)
+{
+	u64 ips[5] = { MACH + 0x10, f1, f2, f3, f4, };
+	u32 nr = 5;
+
+	while (nr > 1 && !ips[nr - 1])
+		nr--;
+	return refleak__intern_stack(rl, ips, nr);
+}
+
+static int ev_set_at(struct refleak *rl, u64 t, u64 obj, s64 count, u32 stack)
+{
+	struct refleak_set_ev ev = { .time = t, .obj = obj, .count = count, .stack = stack, };
+
+	return refleak__set(rl, &ev);
+}
+
+static int ev_ref(struct refleak *rl, u64 t, u64 obj, s32 old, s32 delta, u32 stack)
+{
+	struct refleak_ref_ev ev = {
+		.time = t, .obj = obj, .old = old, .delta = delta, .stack = stack,
+	};
+	return refleak__ref(rl, &ev);
+}
+
+/* the single list of references never put of a group, NULL if none or several */
+static struct refleak_unput *only_unput(struct refleak_group *g)
+{
+	size_t nr;
+	struct refleak_unput **arr = g ? refleak_group__unput(g, &nr) : NULL;
+	struct refleak_unput *u = arr && nr == 1 ? arr[0] : NULL;
+
+	free(arr);
+	return u;
+}
+
+/*
+ * The driver's error_path scenario: objects created in one call, used in
+ * another (a lookup takes a reference, the user puts it), destroyed in a
+ * third, all under one scenario function.  Every second use fails and its
+ * error path forgets the put: those objects leak, and the lookup's get is
+ * the one reference never put, named with certainty.
+ */
+static int test__refleak_refs_error_path(struct test_suite *test __maybe_unused,
+					 int subtest __maybe_unused)
+{
+	const u64 root = FN(1), ep = FN(2), create = FN(3), use = FN(4), lookup = FN(5),
+		  destroy = FN(6);
+	struct refleak *rl = new_refs_engine();
+	struct refleak_unput *u;
+	struct refleak_group *g;
+	u32 s_set, s_get, s_put, s_owner, s_owner_last;
+	u64 now = T0;
+	int i;
+
+	TEST_ASSERT_VAL("engine", rl);
+	s_set = stack_of(rl, create + 0x10, ep + 0x10, root + 0x10, 0);
+	s_get = stack_of(rl, lookup + 0x10, use + 0x10, ep + 0x20, root + 0x10);
+	s_put = stack_of(rl, use + 0x30, ep + 0x20, root + 0x10, 0);
+	s_owner = stack_of(rl, destroy + 0x10, ep + 0x30, root + 0x10, 0);
+	{
+		/* the same put reaching zero: another report call, another machinery frame */
+		u64 ips[] = { MACH + 0x80, destroy + 0x18, ep + 0x30, root + 0x10, };
+
+		s_owner_last = refleak__intern_stack(rl, ips, ARRAY_SIZE(ips));
+	}
+	for (i = 0; i < 8; i++) {
+		u64 obj = 0x100000 + i * 0x1000, ref = obj + 8;
+		bool fail = i % 2;
+
+		ev_alloc_pid(rl, now += MS, obj, SITE_L, 1, 100);
+		ev_set_at(rl, now += MS, ref, 1, s_set);
+		ev_ref(rl, now += MS, ref, 1, 1, s_get);
+		if (!fail)
+			ev_ref(rl, now += MS, ref, 2, -1, s_put);
+		if (fail) {
+			ev_ref(rl, now += MS, ref, 2, -1, s_owner);
+		} else {
+			ev_put(rl, now += MS, ref, s_owner_last);
+			ev_free(rl, now += MS, obj, "c", 0);
+		}
+	}
+	refleak__exit(rl, 100, now += MS);
+	finish(rl, now + 5 * SEC);
+
+	g = only_group(rl, REFLEAK_LIKELY_LEAK);
+	TEST_ASSERT_VAL("four likely leaks", g && g->count == 4);
+	TEST_ASSERT_VAL("site traced", g->site->refs_traced && g->nr_named == 4);
+	u = only_unput(g);
+	TEST_ASSERT_VAL("one list for the four", u && u->nr_objects == 4);
+	TEST_ASSERT_VAL("one reference, certain", u->refs == 1 && u->certain);
+	TEST_ASSERT_VAL("the lookup's get, and no other",
+			u->nr_stacks == 1 && u->stacks[0].stack == s_get &&
+			u->stacks[0].balance == 1);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+/*
+ * No balanced object to learn from, a put made under no call shared with
+ * a get: any of three gets could own it.  The report cannot decide and
+ * says so, with every candidate and its balance.
+ */
+static int test__refleak_refs_ambiguous(struct test_suite *test __maybe_unused,
+					int subtest __maybe_unused)
+{
+	struct refleak *rl = new_refs_engine();
+	struct refleak_unput *u;
+	struct refleak_group *g;
+	u32 s_set, s_a, s_b, s_put;
+	u64 now = T0;
+	int i;
+
+	TEST_ASSERT_VAL("engine", rl);
+	s_set = stack_of(rl, FN(3) + 0x10, FN(10) + 0x10, FN(20), FN(30));
+	s_a = stack_of(rl, FN(4) + 0x10, FN(11) + 0x10, FN(21), FN(31));
+	s_b = stack_of(rl, FN(5) + 0x10, FN(12) + 0x10, FN(22), FN(32));
+	s_put = stack_of(rl, FN(6) + 0x10, FN(13) + 0x10, FN(23), FN(33));
+	for (i = 0; i < 2; i++) {
+		u64 ref = 0x200008 + i * 0x1000;
+
+		ev_alloc_pid(rl, now += MS, ref - 8, SITE_L, 1, 100);
+		ev_set_at(rl, now += MS, ref, 1, s_set);
+		ev_ref(rl, now += MS, ref, 1, 1, s_a);
+		ev_ref(rl, now += MS, ref, 2, 1, s_b);
+		ev_ref(rl, now += MS, ref, 3, -1, s_put);
+	}
+	refleak__exit(rl, 100, now += MS);
+	finish(rl, now + 5 * SEC);
+
+	g = only_group(rl, REFLEAK_LIKELY_LEAK);
+	u = only_unput(g);
+	TEST_ASSERT_VAL("one list for the two objects", u && u->nr_objects == 2);
+	TEST_ASSERT_VAL("two references, not certain", u->refs == 2 && !u->certain);
+	TEST_ASSERT_VAL("three candidates", u->nr_stacks == 3);
+	TEST_ASSERT_VAL("balances 1, 1 and 0",
+			u->stacks[0].balance == 1 && u->stacks[1].balance == 1 &&
+			u->stacks[2].balance == 0);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+/*
+ * References handed over (a get in one function, its put in another) on
+ * objects that reach zero: nothing to name.  An object freed with a
+ * reference left names what it still held.  A counter whose first event
+ * shows references the recording never saw taken names them as stack 0,
+ * and a lost window over an object's life makes its list uncertain.
+ */
+static int test__refleak_refs_handoff(struct test_suite *test __maybe_unused,
+				      int subtest __maybe_unused)
+{
+	struct refleak *rl = new_refs_engine();
+	struct refleak_unput *u;
+	struct refleak_group *g;
+	u32 s_set, s_give, s_take, s_owner;
+	u64 now = T0;
+	int i;
+
+	TEST_ASSERT_VAL("engine", rl);
+	s_set = stack_of(rl, FN(3) + 0x10, FN(10) + 0x10, FN(20), FN(30));
+	s_give = stack_of(rl, FN(4) + 0x10, FN(11) + 0x10, FN(21), FN(31));
+	s_take = stack_of(rl, FN(5) + 0x10, FN(12) + 0x10, FN(22), FN(32));
+	/* the owner's put, under the call that created the object */
+	s_owner = stack_of(rl, FN(6) + 0x10, FN(10) + 0x20, FN(20), FN(30));
+	for (i = 0; i < 4; i++) {
+		u64 obj = 0x300000 + i * 0x1000;
+
+		ev_alloc_pid(rl, now += MS, obj, SITE_L, 1, 100);
+		ev_set_at(rl, now += MS, obj + 8, 1, s_set);
+		ev_ref(rl, now += MS, obj + 8, 1, 1, s_give);
+		ev_ref(rl, now += MS, obj + 8, 2, -1, s_take);
+		ev_put(rl, now += MS, obj + 8, s_owner);
+		ev_free(rl, now += MS, obj, "c", 0);
+	}
+	/* freed with the handed-over reference still held */
+	ev_alloc_pid(rl, now += MS, 0x310000, SITE_L, 1, 100);
+	ev_set_at(rl, now += MS, 0x310008, 1, s_set);
+	ev_ref(rl, now += MS, 0x310008, 1, 1, s_give);
+	ev_ref(rl, now += MS, 0x310008, 2, -1, s_owner);
+	ev_free(rl, now += MS, 0x310000, "c", 0);
+	/* never seen born: its first get finds 3 references */
+	ev_alloc_pid(rl, now += MS, 0x320000, SITE_L, 1, 100);
+	ev_ref(rl, now += MS, 0x320008, 3, 1, s_give);
+	refleak__exit(rl, 100, now += MS);
+	finish(rl, now + 5 * SEC);
+
+	TEST_ASSERT_VAL("handed over and balanced: nothing named",
+			refleak__stats(rl)->class_count[REFLEAK_BALANCED] == 4);
+	g = only_group(rl, REFLEAK_FREED_WITHOUT_FINAL_PUT);
+	u = only_unput(g);
+	TEST_ASSERT_VAL("freed holding the handed-over reference",
+			u && u->certain && u->refs == 1 && u->nr_stacks == 1 &&
+			u->stacks[0].stack == s_give);
+	g = only_group(rl, REFLEAK_OUTSTANDING);
+	u = only_unput(g);
+	TEST_ASSERT_VAL("references from before the recording: stack 0, uncertain",
+			u && !u->certain && u->refs == 4 && u->nr_stacks == 2 &&
+			u->stacks[0].stack == 0 && u->stacks[0].balance == 3);
+	refleak__delete(rl);
+
+	/* the error path again, with events lost over the leaked object */
+	rl = new_refs_engine();
+	TEST_ASSERT_VAL("engine", rl);
+	ev_alloc_pid(rl, T0, 0x400000, SITE_L, 1, 100);
+	ev_set_at(rl, T0 + MS, 0x400008, 1, s_set);
+	ev_ref(rl, T0 + 2 * MS, 0x400008, 1, 1, s_give);
+	ev_alloc_pid(rl, T0 + 3 * MS, 0x410000, SITE_L, 1, 100);
+	ev_set_at(rl, T0 + 4 * MS, 0x410008, 1, s_set);
+	ev_ref(rl, T0 + 5 * MS, 0x410008, 1, 1, s_give);
+	refleak__lost(rl, T0 + 6 * MS, T0 + 7 * MS, 10);
+	refleak__exit(rl, 100, T0 + 8 * MS);
+	finish(rl, T0 + 5 * SEC);
+	g = only_group(rl, REFLEAK_OUTSTANDING);
+	u = only_unput(g);
+	TEST_ASSERT_VAL("lost events: the same list, not certain",
+			u && !u->certain && u->nr_objects == 2 && u->refs == 2);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
 static struct test_case tests__refleak[] = {
 	TEST_CASE("balanced object", refleak_balanced),
 	TEST_CASE("one object per class", refleak_classes),
@@ -1074,6 +1318,10 @@ static struct test_case tests__refleak[] = {
 	TEST_CASE("graveyard eviction by count and by age", refleak_graveyard),
 	TEST_CASE("unmatched puts: matched by offset, expired, min-age", refleak_orphans),
 	TEST_CASE("lost windows out of time order", refleak_lost_unsorted),
+	TEST_CASE("refs: the get an error path never put", refleak_refs_error_path),
+	TEST_CASE("refs: several gets could own a put", refleak_refs_ambiguous),
+	TEST_CASE("refs: handed over, freed holding, before the recording, lost",
+		  refleak_refs_handoff),
 	{ .name = NULL, }
 };
 

@@ -25,10 +25,15 @@
  * refcount_dec() to zero and saturation checks) are definite findings, also
  * on counters in no known allocation.
  *
+ * With ref_trace_ref (record --refs CACHE), the gets and puts of objects of
+ * the traced caches are kept per object, and the references a leaked object
+ * was never put are named at the end (refleak-refs.c).
+ *
  * Events must arrive in time order (the builtin uses perf's ordered events);
  * events going back in time are counted in nr_out_of_order.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/compiler.h>
@@ -40,6 +45,7 @@
 
 #include "hashmap.h"
 #include "refleak.h"
+#include "refleak-refs.h"
 
 #define REFLEAK_MAX_STACK	256
 #define REFLEAK_MAX_OFFSETS	16
@@ -91,6 +97,11 @@ struct rl_obj {
 	u8			anomaly;	/* enum refleak_anomaly + 1, 0: none */
 	u8			nr_ctrs;
 	struct rl_ctr		ctrs[REFLEAK_MAX_COUNTERS];
+	/* the first birth, for a ledger started by a later get or put */
+	u32			set_stack;
+	u32			set_offset;
+	s32			set_count;
+	struct rl_ledger	*ledger;	/* gets and puts, traced caches only */
 	bool			freed;
 	bool			put_after_free;
 	bool			inferred;
@@ -123,6 +134,13 @@ struct rl_offsets {
 struct rl_lost {
 	u64	start;
 	u64	end;
+};
+
+/* an object of a finding whose references are named at the end */
+struct rl_pending {
+	struct rl_ledger	*ledger;
+	struct refleak_group	*group;
+	bool			uncertain;
 };
 
 struct refleak {
@@ -173,6 +191,11 @@ struct refleak {
 	size_t			alloc_lost;
 	bool			lost_sorted;
 	bool			lost_unknown;
+	/* caches seen in ref_trace_ref (interned name -> 1) */
+	struct hashmap		*traced_caches;
+	struct rl_pending	*pending;
+	size_t			nr_pending;
+	size_t			alloc_pending;
 };
 
 /* one row per class: JSON key, what it means, what its age column measures, tier */
@@ -341,10 +364,11 @@ struct refleak *refleak__new(const struct refleak_config *cfg)
 	rl->stack_map = hashmap__new(stack_hash, stack_equal, NULL);
 	rl->exits = hashmap__new(u64_hash, u64_equal, NULL);
 	rl->rcu_pending = hashmap__new(u64_hash, u64_equal, NULL);
+	rl->traced_caches = hashmap__new(u64_hash, u64_equal, NULL);
 	rl->tmp_stack = malloc(sizeof(struct rl_stack) + REFLEAK_MAX_STACK * sizeof(u64));
 	if (IS_ERR(rl->orphans) || IS_ERR(rl->sites) || IS_ERR(rl->cache_offsets) ||
 	    IS_ERR(rl->strs) || IS_ERR(rl->stack_map) || IS_ERR(rl->exits) ||
-	    IS_ERR(rl->rcu_pending) || !rl->tmp_stack) {
+	    IS_ERR(rl->rcu_pending) || IS_ERR(rl->traced_caches) || !rl->tmp_stack) {
 		if (IS_ERR(rl->orphans))
 			rl->orphans = NULL;
 		if (IS_ERR(rl->sites))
@@ -359,10 +383,23 @@ struct refleak *refleak__new(const struct refleak_config *cfg)
 			rl->exits = NULL;
 		if (IS_ERR(rl->rcu_pending))
 			rl->rcu_pending = NULL;
+		if (IS_ERR(rl->traced_caches))
+			rl->traced_caches = NULL;
 		refleak__delete(rl);
 		return NULL;
 	}
 	return rl;
+}
+
+const struct refleak_config *refleak__config(struct refleak *rl)
+{
+	return &rl->cfg;
+}
+
+static void rl_obj__free(struct rl_obj *o)
+{
+	rl_ledger__delete(o->ledger);
+	free(o);
 }
 
 static void rl_free_tree(struct rb_root *root)
@@ -374,7 +411,7 @@ static void rl_free_tree(struct rb_root *root)
 
 		nd = rb_next(nd);
 		rb_erase(&o->node, root);
-		free(o);
+		rl_obj__free(o);
 	}
 }
 
@@ -386,6 +423,7 @@ static void rl_group__delete(struct refleak_group *g)
 		return;
 	for (k = 0; k < REFLEAK_NR_STACK_KINDS; k++)
 		hashmap__free(g->stacks[k]);
+	rl_refs__group_exit(g);
 	free(g->objects);
 	free(g);
 }
@@ -411,6 +449,7 @@ void refleak__delete(struct refleak *rl)
 
 		for (c = 0; c < REFLEAK_NR_CLASSES; c++)
 			rl_group__delete(site->groups[c]);
+		rl_refs__site_exit(site);
 		free(site);
 	}
 	free(rl->site_array);
@@ -428,6 +467,10 @@ void refleak__delete(struct refleak *rl)
 	hashmap__free(rl->stack_map);
 	hashmap__free(rl->exits);
 	hashmap__free(rl->rcu_pending);
+	hashmap__free(rl->traced_caches);
+	for (i = 0; i < rl->nr_pending; i++)
+		rl_ledger__delete(rl->pending[i].ledger);
+	free(rl->pending);
 	for (s = 0; s < rl->nr_stacks; s++)
 		free(rl->stacks[s]);
 	free(rl->stacks);
@@ -842,6 +885,52 @@ static enum refleak_class rl_anomaly_class(const struct rl_obj *o)
 	}
 }
 
+static bool rl_cache_traced(struct refleak *rl, const char *cache)
+{
+	return cache && hashmap__find(rl->traced_caches, (long)cache, NULL);
+}
+
+/*
+ * Objects of a cache whose gets and puts were recorded: a balanced one
+ * teaches its site which get each put pairs with; the references of one of
+ * a finding are named at the end, when every balanced object has taught.
+ */
+static void rl_refs_retire(struct refleak *rl, struct rl_obj *o, struct refleak_group *g)
+{
+	struct rl_pending *p;
+
+	if (!o->ledger && o->set_count > 0 && rl_cache_traced(rl, o->site->cache)) {
+		/* no get or put on this object: its birth and final put */
+		if (rl_ledger__birth(&o->ledger, o->set_offset, o->set_stack, o->set_count) < 0)
+			return;
+		if (o->nr_puts && o->put_ref == o->start + o->set_offset)
+			rl_ledger__final(o->ledger, o->set_offset, o->stack[REFLEAK_STACK_PUT]);
+	}
+	if (!o->ledger)
+		return;
+	if (g->class == REFLEAK_BALANCED) {
+		rl_refs__learn(rl, o->site, o->ledger);
+		return;
+	}
+	if (g->class != REFLEAK_LIKELY_LEAK && g->class != REFLEAK_OUTSTANDING &&
+	    g->class != REFLEAK_FREED_WITHOUT_FINAL_PUT)
+		return;
+	if (rl->nr_pending == rl->alloc_pending) {
+		size_t n = rl->alloc_pending ? rl->alloc_pending * 2 : 64;
+
+		p = realloc(rl->pending, n * sizeof(*p));
+		if (!p)
+			return;
+		rl->pending = p;
+		rl->alloc_pending = n;
+	}
+	p = &rl->pending[rl->nr_pending++];
+	p->ledger = o->ledger;
+	p->group = g;
+	p->uncertain = o->uncertain;
+	o->ledger = NULL;
+}
+
 static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 {
 	enum refleak_class class;
@@ -850,7 +939,7 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 
 	if (o->filtered) {
 		rl->stats.nr_filtered++;
-		free(o);
+		rl_obj__free(o);
 		return;
 	}
 	if (o->put_after_free) {
@@ -888,7 +977,7 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 			if (age < rl->cfg.min_age_ns) {
 				/* e.g. waiting for kfree_rcu() when the recording stopped */
 				rl->stats.nr_pending_free++;
-				free(o);
+				rl_obj__free(o);
 				return;
 			}
 			/*
@@ -919,9 +1008,10 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 
 	g = rl_group(o->site, class);
 	if (!g) {
-		free(o);
+		rl_obj__free(o);
 		return;
 	}
+	rl_refs_retire(rl, o, g);
 	g->count++;
 	g->bytes += o->size;
 	if (age > g->max_age_ns)
@@ -934,7 +1024,7 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 		g->nr_born++;
 	/* balanced groups are counted, never listed: their stacks are never shown */
 	if (class == REFLEAK_BALANCED) {
-		free(o);
+		rl_obj__free(o);
 		return;
 	}
 	rl_group__add_stack(g, REFLEAK_STACK_ALLOC, o->stack[REFLEAK_STACK_ALLOC]);
@@ -948,7 +1038,7 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 	rl_group__add_stack(g, REFLEAK_STACK_FREE, o->stack[REFLEAK_STACK_FREE]);
 	if (rl->cfg.keep_objects)
 		rl_group__add_object(rl, g, o, age);
-	free(o);
+	rl_obj__free(o);
 }
 
 /* trees */
@@ -1150,7 +1240,7 @@ int refleak__alloc(struct refleak *rl, const struct refleak_alloc_ev *ev)
 		return -ENOMEM;
 	o->site = rl_site(rl, ev->call_site, cache);
 	if (!o->site) {
-		free(o);
+		rl_obj__free(o);
 		return -ENOMEM;
 	}
 	o->start = ev->ptr;
@@ -1200,7 +1290,7 @@ static int rl_free_unknown(struct refleak *rl, const struct refleak_free_ev *ev,
 		return -ENOMEM;
 	o->site = rl_site(rl, 0, match->cache);
 	if (!o->site) {
-		free(o);
+		rl_obj__free(o);
 		return -ENOMEM;
 	}
 	o->site->refcounted = true;
@@ -1290,6 +1380,8 @@ int refleak__final_put(struct refleak *rl, const struct refleak_put_ev *ev)
 
 		if (ctr)
 			ctr->state = RL_CTR_ZERO;
+		if (o->ledger && rl_ledger__final(o->ledger, ev->obj - o->start, ev->stack) < 0)
+			return -ENOMEM;
 		o->last_put_ns = ev->time;
 		if (o->nr_puts == 0) {
 			o->put_ns = ev->time;
@@ -1369,6 +1461,14 @@ int refleak__set(struct refleak *rl, const struct refleak_set_ev *ev)
 	}
 	if (ctr)
 		ctr->state = RL_CTR_LIVE;
+	if (!o->set_count) {
+		o->set_stack = ev->stack;
+		o->set_offset = ev->obj - o->start;
+		o->set_count = ev->count > INT_MAX ? INT_MAX : ev->count;
+		if (rl_cache_traced(rl, o->site->cache) &&
+		    rl_ledger__birth(&o->ledger, o->set_offset, ev->stack, o->set_count) < 0)
+			return -ENOMEM;
+	}
 	if (o->nr_puts && ev->obj == o->put_ref) {
 		/* revived (percpu_ref_resurrect(), refcount_set() on reuse): a new life */
 		rl->stats.nr_revived++;
@@ -1437,6 +1537,33 @@ int refleak__anomaly(struct refleak *rl, const struct refleak_anomaly_ev *ev)
 		return 0;
 	}
 	return rl_anomaly_orphan(rl, ev);
+}
+
+int refleak__ref(struct refleak *rl, const struct refleak_ref_ev *ev)
+{
+	u32 offset;
+	struct rl_obj *o;
+	int err;
+
+	rl_advance(rl, ev->time);
+	rl->stats.nr_ref++;
+	o = rl_find(&rl->live, ev->obj);
+	if (!o) {
+		/* allocated before the recording, or not in a slab object */
+		rl->stats.nr_unmatched_ref++;
+		return 0;
+	}
+	if (!rl_cache_traced(rl, o->site->cache) &&
+	    hashmap__add(rl->traced_caches, (long)o->site->cache, 1))
+		return -ENOMEM;
+	offset = ev->obj - o->start;
+	if (!o->ledger && o->set_count > 0 && o->set_offset == offset) {
+		err = rl_ledger__birth(&o->ledger, offset, o->set_stack, o->set_count);
+		if (err < 0)
+			return err;
+	}
+	err = rl_ledger__ref(&o->ledger, offset, ev->stack, ev->old, ev->delta);
+	return err < 0 ? err : 0;
 }
 
 int refleak__exit(struct refleak *rl, int pid, u64 time)
@@ -1552,6 +1679,14 @@ int refleak__finish(struct refleak *rl, u64 end_ns)
 		rb_erase(&o->node, &rl->live);
 		rl_retire(rl, o, end_ns);
 	}
+	/* every balanced object has taught its site: name what the others kept */
+	for (i = 0; i < rl->nr_pending; i++) {
+		struct rl_pending *p = &rl->pending[i];
+
+		rl_refs__name(rl, p->group, p->ledger, p->uncertain);
+		rl_ledger__delete(p->ledger);
+	}
+	rl->nr_pending = 0;
 
 	rl->stats.nr_unmatched_put = rl->nr_orphan_puts - rl->nr_orphan_matched;
 	rl->stats.nr_sites = rl->nr_sites;
@@ -1561,6 +1696,7 @@ int refleak__finish(struct refleak *rl, u64 end_ns)
 
 		if (rl_site__refcounted(rl, site))
 			rl->stats.nr_refcounted_sites++;
+		site->refs_traced = rl_cache_traced(rl, site->cache);
 		for (c = 0; c < REFLEAK_NR_CLASSES; c++) {
 			struct refleak_group *g = site->groups[c];
 

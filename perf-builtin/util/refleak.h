@@ -5,7 +5,10 @@
  * Correlation engine for 'perf refleak': matches slab allocations and frees
  * (kmem tracepoints) with the life cycle of the reference counters inside
  * the objects (ref_trace:ref_trace_set, ref_trace_final_put and
- * ref_trace_anomaly) and with the exits of the tasks that allocated them.
+ * ref_trace_anomaly) and with the exits of the tasks that allocated them;
+ * with ref_trace_ref (every get and put, for the caches a recording chose)
+ * it also names the references a leaked object was never put
+ * (refleak-refs.c).
  * It knows nothing about perf.data: the caller feeds it time ordered events
  * and reads back aggregated verdicts, each class in a tier of evidence.
  *
@@ -96,6 +99,13 @@ struct refleak_config {
 	bool	keep_objects;
 	/* at most that many object records per (class, site) group */
 	u32	max_objects_per_group;
+	/*
+	 * Pairing gets with puts: the start of the function an address is
+	 * in, 0 for the frames of the tracing and counting machinery.  NULL:
+	 * every address is a function of its own.
+	 */
+	u64	(*func_of)(void *ctx, u64 ip);
+	void	*func_ctx;
 };
 
 #define REFLEAK_DEFAULT_MIN_AGE_NS	(1000ULL * 1000 * 1000)
@@ -164,6 +174,37 @@ struct refleak_anomaly_ev {
 	u32			stack;
 };
 
+/* ref_trace_ref: a get (delta > 0), or a put that left references */
+struct refleak_ref_ev {
+	u64		time;
+	u64		obj;		/* address of the refcount */
+	s32		old;		/* references it held before */
+	s32		delta;
+	u64		caller;
+	u32		stack;
+	const char	*cache;		/* the event's cache field, interned */
+};
+
+/* a stack that took references that were never put */
+struct refleak_unput_stack {
+	u32	stack;		/* 0: taken before the recording, or by no traced path */
+	s64	balance;	/* gets there not paired with a put, per object */
+};
+
+/*
+ * Objects of a group that left the same references unput.  certain: each
+ * put paired with one get by the rules of refleak-refs.c, and stacks are
+ * the gets left; otherwise stacks are every get that could own a missing
+ * put, with their balance.
+ */
+struct refleak_unput {
+	u64	nr_objects;
+	u32	refs;		/* references never put, per object */
+	bool	certain;
+	u32	nr_stacks;
+	struct refleak_unput_stack stacks[];
+};
+
 struct refleak_object {
 	u64	addr;
 	u64	size;
@@ -207,6 +248,9 @@ struct refleak_group {
 	u32			alloc_objects;
 	u64			objects_dropped;
 	u64			nr_born;	/* objects whose counter was seen born */
+	/* references never put: signature -> struct refleak_unput */
+	struct hashmap		*unput;
+	u64			nr_named;	/* objects whose gets were paired */
 };
 
 struct refleak_site {
@@ -230,6 +274,10 @@ struct refleak_site {
 	u64			nr_freed_live_ctr;
 	u64			nr_freed_after_zero;
 	u64			ref_offset;
+	/* ref_trace_ref seen for this cache: gets and puts are followed */
+	bool			refs_traced;
+	/* (get, put) stack keys -> pairs seen in balanced objects (refleak-refs.c) */
+	struct hashmap		*pairs;
 	struct refleak_group	*groups[REFLEAK_NR_CLASSES];
 	struct refleak_site	*next;		/* hash chain / list */
 };
@@ -240,6 +288,8 @@ struct refleak_stats {
 	u64	nr_put;
 	u64	nr_set;
 	u64	nr_anomaly;
+	u64	nr_ref;			/* gets and puts (ref_trace_ref) */
+	u64	nr_unmatched_ref;	/* ... on no known object */
 	u64	nr_unmatched_set;	/* counter in no known allocation */
 	u64	nr_revived;		/* counters set again after their final put */
 	u64	nr_exits;		/* process exits seen */
@@ -273,6 +323,7 @@ struct refleak;
 
 struct refleak *refleak__new(const struct refleak_config *cfg);
 void refleak__delete(struct refleak *rl);
+const struct refleak_config *refleak__config(struct refleak *rl);
 
 /* Intern a callchain once per distinct stack; returns id > 0, 0 on error/empty */
 u32 refleak__intern_stack(struct refleak *rl, const u64 *ips, u32 nr);
@@ -286,6 +337,7 @@ int refleak__free(struct refleak *rl, const struct refleak_free_ev *ev);
 int refleak__final_put(struct refleak *rl, const struct refleak_put_ev *ev);
 int refleak__set(struct refleak *rl, const struct refleak_set_ev *ev);
 int refleak__anomaly(struct refleak *rl, const struct refleak_anomaly_ev *ev);
+int refleak__ref(struct refleak *rl, const struct refleak_ref_ev *ev);
 /* process pid exited at time (its last thread) */
 int refleak__exit(struct refleak *rl, int pid, u64 time);
 /*
@@ -311,5 +363,11 @@ struct refleak_group **refleak__groups(struct refleak *rl, enum refleak_class cl
 struct refleak_stack_count *refleak_group__stacks(struct refleak_group *g,
 						  enum refleak_stack_kind kind,
 						  size_t *nr);
+
+/*
+ * References never put by a group's objects, most objects first; caller
+ * frees the array (not its elements).
+ */
+struct refleak_unput **refleak_group__unput(struct refleak_group *g, size_t *nr);
 
 #endif /* __PERF_REFLEAK_H */

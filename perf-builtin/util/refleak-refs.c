@@ -1,0 +1,588 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Which reference was never put, see refleak-refs.h.
+ *
+ * A ledger holds the events of one counter of one object in the order they
+ * came: its birth (ref_trace_set, a get of 'count' references), its gets and
+ * non-final puts (ref_trace_ref) and its final put (a put of all it still
+ * held).  References are not named by the kernel, so a put must be paired
+ * with one of the gets made before it and not yet paired.  The rules, in
+ * order; the first that leaves a single candidate decides:
+ *
+ *   1. learned: the get stack this put stack paired with in the balanced
+ *      objects of the same site (most often, if several);
+ *   2. scope: the get made under the same call as the put.  Reading both
+ *      stacks from the root, the frames they share end in one function F,
+ *      and F is the function that took/dropped the reference or one of its
+ *      RL_SCOPE_DEPTH callers on both sides: a reference taken for the
+ *      duration of F (a lookup and its put in F).  The longest shared part
+ *      wins;
+ *   3. only one get stack has references left.
+ *
+ * When none decides, the put could belong to several gets: one is paired
+ * (so that the counts stay right) and all of them become candidates.  What
+ * is left at the end are the references never put.  If no put needed a
+ * choice, they are certain; otherwise the report lists every candidate with
+ * its balance (gets not paired) and says it could not decide.  Balanced
+ * objects (their counter reached zero, the object was freed) are paired
+ * the same way, and the pairs decided by rules 2 and 3 are what rule 1
+ * learns, so a put is paired in a leaked object as it was in the objects
+ * that did not leak.  Rule 1 compares stacks without the machinery and
+ * with their first frame as a function: a final put and a put that leaves
+ * references differ only in the call the helper makes to report them.
+ *
+ * Counts are checked: each ref_trace_ref carries the count before it, and
+ * a count that differs from the ledger's means an event is missing (lost,
+ * or an untraced path changed the counter).  References held before the
+ * first event seen (the counter was born before the recording, or without
+ * refcount_set()) are a get of stack 0.  Either makes the result uncertain.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/compiler.h>
+#include <linux/err.h>
+#include <linux/kernel.h>
+#include <linux/zalloc.h>
+
+#include "hashmap.h"
+#include "refleak.h"
+#include "refleak-refs.h"
+
+/* callers of the function that took/dropped a reference that may scope it */
+#define RL_SCOPE_DEPTH		2
+/* events kept per ledger; a longer history makes the result uncertain */
+#define RL_LEDGER_MAX		65536
+/* distinct get stacks a pairing follows; more make it uncertain */
+#define RL_UNITS_MAX		64
+
+struct rl_ledger_entry {
+	u32	stack;
+	s32	delta;
+};
+
+struct rl_ledger {
+	u32			nr;
+	u32			alloc;
+	u32			offset;		/* of the counter followed */
+	s32			count;		/* references held, by the events */
+	bool			truncated;	/* more than RL_LEDGER_MAX events */
+	bool			inconsistent;	/* a put was not seen */
+	struct rl_ledger_entry	*e;
+};
+
+/* references taken at one stack, in a pairing */
+struct rl_unit {
+	u32	stack;
+	u64	key;		/* rl_stack_key() */
+	u32	order;		/* first get of the unit, for stable output */
+	s64	gets;
+	s64	paired;
+	bool	candidate;	/* could own a put that paired elsewhere */
+};
+
+struct rl_pairing {
+	struct rl_unit	units[RL_UNITS_MAX];
+	u32		nr;
+	bool		ambiguous;
+	bool		overflow;
+	u64		excess;		/* puts with no get left to pair */
+};
+
+static int rl_ledger__push(struct rl_ledger *l, u32 stack, s32 delta)
+{
+	if (l->nr == RL_LEDGER_MAX) {
+		l->truncated = true;
+		return 0;
+	}
+	if (l->nr == l->alloc) {
+		u32 n = l->alloc ? l->alloc * 2 : 8;
+		struct rl_ledger_entry *e = realloc(l->e, n * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		l->e = e;
+		l->alloc = n;
+	}
+	l->e[l->nr].stack = stack;
+	l->e[l->nr].delta = delta;
+	l->nr++;
+	return 0;
+}
+
+static struct rl_ledger *rl_ledger__new(u32 offset)
+{
+	struct rl_ledger *l = zalloc(sizeof(*l));
+
+	if (l)
+		l->offset = offset;
+	return l;
+}
+
+int rl_ledger__birth(struct rl_ledger **lp, u32 offset, u32 stack, s32 count)
+{
+	struct rl_ledger *l = *lp;
+
+	if (count <= 0)
+		return 0;
+	if (!l) {
+		l = rl_ledger__new(offset);
+		if (!l)
+			return -ENOMEM;
+		*lp = l;
+	} else if (l->offset != offset) {
+		return 1;
+	}
+	l->count += count;
+	return rl_ledger__push(l, stack, count);
+}
+
+int rl_ledger__ref(struct rl_ledger **lp, u32 offset, u32 stack, s32 old, s32 delta)
+{
+	struct rl_ledger *l = *lp;
+	int err;
+
+	if (!l) {
+		l = rl_ledger__new(offset);
+		if (!l)
+			return -ENOMEM;
+		*lp = l;
+	} else if (l->offset != offset) {
+		return 1;
+	}
+	if (old > l->count) {
+		/* references the events never showed taken: stack 0 */
+		err = rl_ledger__push(l, 0, old - l->count);
+		if (err)
+			return err;
+	} else if (old < l->count) {
+		l->inconsistent = true;		/* a put was missed */
+	}
+	l->count = old + delta;
+	return rl_ledger__push(l, stack, delta);
+}
+
+int rl_ledger__final(struct rl_ledger *l, u32 offset, u32 stack)
+{
+	s32 held;
+
+	if (!l || l->offset != offset)
+		return 0;
+	held = l->count > 0 ? l->count : 1;
+	l->count = 0;
+	return rl_ledger__push(l, stack, -held);
+}
+
+void rl_ledger__delete(struct rl_ledger *l)
+{
+	if (!l)
+		return;
+	free(l->e);
+	free(l);
+}
+
+/* ------------------------------------------------------------------ */
+/* pairing                                                             */
+
+static u64 rl_func(const struct refleak_config *cfg, u64 ip)
+{
+	return cfg->func_of ? cfg->func_of(cfg->func_ctx, ip) : ip;
+}
+
+/* index of the first frame of a leaf-first stack outside the machinery */
+static u32 rl_user_start(const struct refleak_config *cfg, const u64 *ips, u32 nr)
+{
+	u32 i;
+
+	for (i = 0; i < nr; i++)
+		if (rl_func(cfg, ips[i]))
+			return i;
+	return nr;
+}
+
+/*
+ * How closely the get at stack @g and the put at stack @p share a call:
+ * the number of frames they share from the root, plus one when the next
+ * frames are in the same function F.  0 when F is further than
+ * RL_SCOPE_DEPTH callers from either the get or the put, or unknown.
+ */
+static u32 rl_scope(struct refleak *rl, const struct refleak_config *cfg, u32 g, u32 p)
+{
+	const u64 *gi, *pi;
+	u32 gn, pn, gs, ps, ng, np, i = 0, score, below_g, below_p;
+
+	if (!g || !p)
+		return 0;
+	gi = refleak__stack(rl, g, &gn);
+	pi = refleak__stack(rl, p, &pn);
+	if (!gi || !pi)
+		return 0;
+	gs = rl_user_start(cfg, gi, gn);
+	ps = rl_user_start(cfg, pi, pn);
+	ng = gn - gs;
+	np = pn - ps;
+	while (i < ng && i < np && gi[gn - 1 - i] == pi[pn - 1 - i])
+		i++;
+	score = i;
+	if (i < ng && i < np && rl_func(cfg, gi[gn - 1 - i]) &&
+	    rl_func(cfg, gi[gn - 1 - i]) == rl_func(cfg, pi[pn - 1 - i]))
+		score++;
+	if (!score)
+		return 0;
+	/* frames below F: F is frame score - 1 from the root */
+	below_g = ng - score;
+	below_p = np - score;
+	if (below_g > RL_SCOPE_DEPTH || below_p > RL_SCOPE_DEPTH)
+		return 0;
+	return score;
+}
+
+/* a stack as rule 1 compares it, see the top of this file */
+static u64 rl_stack_key(struct refleak *rl, const struct refleak_config *cfg, u32 id)
+{
+	u64 h = 0xcbf29ce484222325ULL;	/* FNV-1a over the frames */
+	const u64 *ips;
+	u32 nr, i, s;
+
+	ips = id ? refleak__stack(rl, id, &nr) : NULL;
+	if (!ips)
+		return id;
+	s = rl_user_start(cfg, ips, nr);
+	for (i = s; i < nr; i++)
+		h = (h ^ (i == s ? rl_func(cfg, ips[i]) : ips[i])) * 0x100000001b3ULL;
+	return h ?: 1;
+}
+
+static struct rl_unit *rl_unit(struct refleak *rl, const struct refleak_config *cfg,
+			       struct rl_pairing *pr, u32 stack, u32 order)
+{
+	u32 i;
+
+	for (i = 0; i < pr->nr; i++)
+		if (pr->units[i].stack == stack)
+			return &pr->units[i];
+	if (pr->nr == RL_UNITS_MAX) {
+		pr->overflow = true;
+		return NULL;
+	}
+	pr->units[pr->nr] = (struct rl_unit){
+		.stack = stack, .order = order, .key = rl_stack_key(rl, cfg, stack),
+	};
+	return &pr->units[pr->nr++];
+}
+
+static size_t site_pair_hash(long key, void *ctx __maybe_unused)
+{
+	return (size_t)((u64)key * 0x9e3779b97f4a7c15ULL >> 20);
+}
+
+static bool site_pair_equal(long a, long b, void *ctx __maybe_unused)
+{
+	return a == b;
+}
+
+static long rl_pair_key(u64 get, u64 put)
+{
+	return (long)(get ^ (put * 0x9e3779b97f4a7c15ULL));
+}
+
+static long rl_learned(const struct refleak_site *site, u64 get, u64 put)
+{
+	long n = 0;
+
+	if (site->pairs)
+		hashmap__find(site->pairs, rl_pair_key(get, put), &n);
+	return n;
+}
+
+/*
+ * Pair one put at @stack with a get left in @pr; returns the unit paired,
+ * NULL when no get is left.  *decided: false when the rules left several
+ * candidates (they are marked).
+ */
+static struct rl_unit *rl_pair_put(struct refleak *rl, const struct refleak_config *cfg,
+				   const struct refleak_site *site, struct rl_pairing *pr,
+				   u32 stack, bool *decided)
+{
+	struct rl_unit *best = NULL, *last = NULL;
+	u64 key = rl_stack_key(rl, cfg, stack);
+	long best_n = 0, n;
+	u32 i, nr_left = 0, nr_best = 0, best_s = 0, s;
+
+	*decided = true;
+	for (i = 0; i < pr->nr; i++) {
+		struct rl_unit *u = &pr->units[i];
+
+		if (u->gets <= u->paired)
+			continue;
+		nr_left++;
+		last = u;
+		n = rl_learned(site, u->key, key);
+		if (n > best_n) {
+			best_n = n;
+			best = u;
+			nr_best = 1;
+		} else if (n && n == best_n) {
+			nr_best++;
+		}
+	}
+	if (!nr_left)
+		return NULL;
+	if (nr_best == 1)
+		return best;
+	if (nr_left == 1)
+		return last;
+
+	nr_best = 0;
+	best = NULL;
+	for (i = 0; i < pr->nr; i++) {
+		struct rl_unit *u = &pr->units[i];
+
+		if (u->gets <= u->paired)
+			continue;
+		s = rl_scope(rl, cfg, u->stack, stack);
+		if (s > best_s) {
+			best_s = s;
+			best = u;
+			nr_best = 1;
+		} else if (s && s == best_s) {
+			nr_best++;
+		}
+	}
+	if (nr_best == 1)
+		return best;
+
+	/* several gets could own it: all of them (of the best scope) are candidates */
+	*decided = false;
+	pr->ambiguous = true;
+	for (i = 0; i < pr->nr; i++) {
+		struct rl_unit *u = &pr->units[i];
+
+		if (u->gets <= u->paired)
+			continue;
+		if (!best_s || rl_scope(rl, cfg, u->stack, stack) == best_s) {
+			u->candidate = true;
+			best = u;
+		}
+	}
+	return best;
+}
+
+static void rl_learn_pair(struct refleak_site *site, u64 get, u64 put)
+{
+	long n = 0;
+
+	if (!site->pairs) {
+		site->pairs = hashmap__new(site_pair_hash, site_pair_equal, NULL);
+		if (IS_ERR(site->pairs)) {
+			site->pairs = NULL;
+			return;
+		}
+	}
+	hashmap__find(site->pairs, rl_pair_key(get, put), &n);
+	hashmap__set(site->pairs, rl_pair_key(get, put), n + 1, NULL, NULL);
+}
+
+/* run the ledger through the rules; @learn: record what was decided in @site */
+static void rl_pair_ledger(struct refleak *rl, struct refleak_site *site,
+			   const struct rl_ledger *l, struct rl_pairing *pr, bool learn)
+{
+	const struct refleak_config *cfg = refleak__config(rl);
+	u32 i;
+
+	memset(pr, 0, sizeof(*pr));
+	for (i = 0; i < l->nr; i++) {
+		const struct rl_ledger_entry *e = &l->e[i];
+		s32 k;
+
+		if (e->delta > 0) {
+			struct rl_unit *u = rl_unit(rl, cfg, pr, e->stack, i);
+
+			if (u)
+				u->gets += e->delta;
+			continue;
+		}
+		for (k = 0; k < -e->delta; k++) {
+			bool decided;
+			struct rl_unit *u = rl_pair_put(rl, cfg, site, pr, e->stack, &decided);
+
+			if (!u) {
+				pr->excess++;
+				continue;
+			}
+			u->paired++;
+			/* after a choice the rules could not make, nothing is sure */
+			if (learn && decided && !pr->ambiguous && u->stack && e->stack)
+				rl_learn_pair(site, u->key, rl_stack_key(rl, cfg, e->stack));
+		}
+	}
+}
+
+void rl_refs__learn(struct refleak *rl, struct refleak_site *site, const struct rl_ledger *l)
+{
+	struct rl_pairing pr;
+
+	if (!l || l->truncated || l->inconsistent)
+		return;
+	rl_pair_ledger(rl, site, l, &pr, true);
+}
+
+static int unput_stack_cmp(const void *a, const void *b)
+{
+	const struct refleak_unput_stack *x = a, *y = b;
+
+	if (x->balance != y->balance)
+		return x->balance > y->balance ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* "c|stack:balance|..." of a sorted result: objects with the same one are grouped */
+static char *rl_unput_signature(const struct refleak_unput *u)
+{
+	size_t size = 16 + u->nr_stacks * 40, len;
+	char *sig = malloc(size);
+	u32 i;
+
+	if (!sig)
+		return NULL;
+	len = snprintf(sig, size, "%c", u->certain ? 'c' : 'u');
+	for (i = 0; i < u->nr_stacks && len < size; i++)
+		len += snprintf(sig + len, size - len, "|%u:%lld", u->stacks[i].stack,
+				(long long)u->stacks[i].balance);
+	return sig;
+}
+
+static size_t rl_str_hash(long key, void *ctx __maybe_unused)
+{
+	return str_hash((const char *)key);
+}
+
+static bool rl_str_equal(long a, long b, void *ctx __maybe_unused)
+{
+	return !strcmp((const char *)a, (const char *)b);
+}
+
+int rl_refs__name(struct refleak *rl, struct refleak_group *g, const struct rl_ledger *l,
+		  bool uncertain)
+{
+	struct refleak_unput *u, *have;
+	struct rl_pairing pr;
+	u32 i, n = 0;
+	s64 refs = 0;
+	char *sig;
+
+	if (!l)
+		return 0;
+	rl_pair_ledger(rl, g->site, l, &pr, false);
+	g->nr_named++;
+	for (i = 0; i < pr.nr; i++) {
+		struct rl_unit *un = &pr.units[i];
+
+		if (un->gets > un->paired)
+			refs += un->gets - un->paired;
+		if (un->gets > un->paired || (pr.ambiguous && un->candidate))
+			n++;
+	}
+	if (refs <= 0)
+		return 0;	/* every reference was put: the counter was not the leak */
+
+	u = zalloc(sizeof(*u) + n * sizeof(u->stacks[0]));
+	if (!u)
+		return -ENOMEM;
+	u->nr_objects = 1;
+	u->refs = refs;
+	u->certain = !pr.ambiguous && !pr.overflow && !uncertain && !l->truncated &&
+		     !l->inconsistent;
+	for (i = 0; i < pr.nr; i++) {
+		struct rl_unit *un = &pr.units[i];
+
+		if (un->gets > un->paired || (pr.ambiguous && un->candidate)) {
+			u->stacks[u->nr_stacks].stack = un->stack;
+			u->stacks[u->nr_stacks].balance = un->gets - un->paired;
+			u->nr_stacks++;
+		}
+		/* references from before the recording: nothing is certain */
+		if (!un->stack && un->gets > un->paired)
+			u->certain = false;
+	}
+	qsort(u->stacks, u->nr_stacks, sizeof(u->stacks[0]), unput_stack_cmp);
+
+	if (!g->unput) {
+		g->unput = hashmap__new(rl_str_hash, rl_str_equal, NULL);
+		if (IS_ERR(g->unput)) {
+			g->unput = NULL;
+			free(u);
+			return -ENOMEM;
+		}
+	}
+	sig = rl_unput_signature(u);
+	if (!sig) {
+		free(u);
+		return -ENOMEM;
+	}
+	if (hashmap__find(g->unput, sig, &have)) {
+		have->nr_objects++;
+		free(sig);
+		free(u);
+		return 0;
+	}
+	if (hashmap__add(g->unput, sig, u)) {
+		free(sig);
+		free(u);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int unput_cmp(const void *a, const void *b)
+{
+	const struct refleak_unput *x = *(const struct refleak_unput * const *)a;
+	const struct refleak_unput *y = *(const struct refleak_unput * const *)b;
+
+	if (x->nr_objects != y->nr_objects)
+		return x->nr_objects > y->nr_objects ? -1 : 1;
+	if (x->certain != y->certain)
+		return x->certain ? -1 : 1;
+	return x->stacks[0].stack < y->stacks[0].stack ? -1 :
+	       x->stacks[0].stack > y->stacks[0].stack;
+}
+
+struct refleak_unput **refleak_group__unput(struct refleak_group *g, size_t *nr)
+{
+	struct refleak_unput **arr;
+	struct hashmap_entry *cur;
+	size_t bkt, n = 0;
+
+	*nr = 0;
+	if (!g->unput)
+		return NULL;
+	arr = calloc(hashmap__size(g->unput) + 1, sizeof(*arr));
+	if (!arr)
+		return NULL;
+	hashmap__for_each_entry(g->unput, cur, bkt)
+		arr[n++] = (struct refleak_unput *)cur->value;
+	qsort(arr, n, sizeof(*arr), unput_cmp);
+	*nr = n;
+	return arr;
+}
+
+void rl_refs__site_exit(struct refleak_site *site)
+{
+	hashmap__free(site->pairs);
+	site->pairs = NULL;
+}
+
+void rl_refs__group_exit(struct refleak_group *g)
+{
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	if (!g->unput)
+		return;
+	hashmap__for_each_entry(g->unput, cur, bkt) {
+		free((void *)cur->key);
+		free((void *)cur->value);
+	}
+	hashmap__free(g->unput);
+	g->unput = NULL;
+}

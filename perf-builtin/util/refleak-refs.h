@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __PERF_REFLEAK_REFS_H
+#define __PERF_REFLEAK_REFS_H
+/*
+ * Which reference was never put, for 'perf refleak': the gets and puts of
+ * one counter of an object (ref_trace:ref_trace_ref, with the counter's
+ * birth and final put) kept in a ledger, in event order, and paired at the
+ * end.  Used by the engine (refleak.c) for objects of the caches a
+ * recording traced with 'record --refs'; see refleak-refs.c for the rules.
+ */
+#include <linux/types.h>
+#include <stdbool.h>
+
+struct refleak;
+struct refleak_site;
+struct refleak_group;
+struct rl_ledger;
+
+/* the counter at @offset in the object was born holding @count references */
+int rl_ledger__birth(struct rl_ledger **lp, u32 offset, u32 stack, s32 count);
+/*
+ * A get (delta > 0) or a put that left references (delta < 0) on the
+ * counter at @offset, which held @old references before.  The first event
+ * of a counter not seen born creates the ledger; a ledger follows one
+ * counter, events on the object's other counters return 1 and are ignored.
+ */
+int rl_ledger__ref(struct rl_ledger **lp, u32 offset, u32 stack, s32 old, s32 delta);
+/* the counter at @offset reached zero: a put of everything it still held */
+int rl_ledger__final(struct rl_ledger *l, u32 offset, u32 stack);
+void rl_ledger__delete(struct rl_ledger *l);
+
+/* a balanced object of @site: remember which get each of its puts paired with */
+void rl_refs__learn(struct refleak *rl, struct refleak_site *site, const struct rl_ledger *l);
+/*
+ * An object of a finding: pair its gets and puts, and count what is left
+ * (the references never put) in @g's list.  @uncertain: events may be
+ * missing (lost events over its life), so the list cannot be sure.
+ */
+int rl_refs__name(struct refleak *rl, struct refleak_group *g, const struct rl_ledger *l,
+		  bool uncertain);
+
+void rl_refs__site_exit(struct refleak_site *site);
+void rl_refs__group_exit(struct refleak_group *g);
+
+#endif /* __PERF_REFLEAK_REFS_H */
