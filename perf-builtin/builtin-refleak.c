@@ -954,6 +954,9 @@ static void rl_print_stack(struct refleak_report *rep, FILE *fp, u32 id, u64 cou
 	rl_print_frames(rep, fp, id);
 }
 
+/* stack 0 of a list of references never put */
+#define RL_UNSEEN_GETS	"(before the recording, or by an untraced path)"
+
 /* findings whose objects kept references: which gets were never put */
 static bool rl_class_keeps_refs(enum refleak_class class)
 {
@@ -1024,7 +1027,7 @@ static void rl_print_unput(struct refleak_report *rep, FILE *fp, struct refleak_
 			if (!u->certain || u->nr_stacks > 1)
 				fprintf(fp, "          %+" PRId64 ":\n", u->stacks[s].balance);
 			if (!u->stacks[s].stack)
-				fprintf(fp, "            (before the recording, or by an untraced path)\n");
+				fprintf(fp, "            %s\n", RL_UNSEEN_GETS);
 			else if (rep->has_callchain)
 				rl_print_frames(rep, fp, u->stacks[s].stack);
 		}
@@ -1033,7 +1036,6 @@ static void rl_print_unput(struct refleak_report *rep, FILE *fp, struct refleak_
 		fprintf(fp, "        ... %zu more (use -v)\n", nr - i);
 	free(arr);
 }
-
 
 /*
  * -g[mode,order]: perf report's syntax and modes (util/callchain.c), with
@@ -1688,9 +1690,9 @@ static void json_unput(struct refleak_report *rep, FILE *fp, struct refleak_grou
 	for (i = 0; i < nr; i++) {
 		struct refleak_unput *u = arr[i];
 
-		fprintf(fp, "%s{\"objects\": %" PRIu64 ", \"refs\": %u, \"certain\": %s, "
-			"\"gets\": [", i ? ", " : "", u->nr_objects, u->refs,
-			u->certain ? "true" : "false");
+		fprintf(fp, "%s{\"objects\": %" PRIu64 ", \"refs\": %u, \"certain\": %s",
+			i ? ", " : "", u->nr_objects, u->refs, u->certain ? "true" : "false");
+		fprintf(fp, ", \"gets\": [");
 		for (s = 0; s < u->nr_stacks; s++) {
 			fprintf(fp, "%s{\"balance\": %" PRId64 ", \"frames\": ", s ? ", " : "",
 				u->stacks[s].balance);
@@ -2328,6 +2330,8 @@ static bool rl_has_opt(int argc, const char **argv, const char *s, const char *l
  * names are made of [A-Za-z0-9_.:-]; anything else is refused, so that the
  * filter cannot be broken out of.
  */
+#define RL_CACHE_CHARS	"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:-*?[]"
+
 static char *rl_refs_filter(const char *refs)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -2337,8 +2341,7 @@ static char *rl_refs_filter(const char *refs)
 	if (!list)
 		return NULL;
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!*tok || strspn(tok, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				     "0123456789_.:-*?[]") != strlen(tok)) {
+		if (!*tok || strspn(tok, RL_CACHE_CHARS) != strlen(tok)) {
 			pr_err("perf refleak record: invalid cache name '%s' in --refs\n", tok);
 			n = -1;
 			break;
@@ -2374,7 +2377,7 @@ static int rl_record(int argc, const char **argv)
 	OPT_STRING(0, "settle", &settle, "seconds",
 		   "go on recording after <command> exited (default " REFLEAK_DEFAULT_SETTLE ")"),
 	OPT_STRING(0, "refs", &refs, "cache[,cache...]",
-		   "also every get and put of the counters in these slab caches (globs: 'kmalloc-*64')"),
+		   "also every get and put of counters in these slab caches ('kmalloc-*64')"),
 	OPT_END()
 	};
 	const char * const record_usage[] = {
