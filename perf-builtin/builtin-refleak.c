@@ -992,7 +992,8 @@ static void rl_print_unput(struct refleak_report *rep, FILE *fp, struct refleak_
 	u32 s;
 	char arg[128];
 
-	if (!rl_class_keeps_refs(g->class) || g->site->no_alloc)
+	/* the references are named by their stacks: nothing to say without them */
+	if (!rl_class_keeps_refs(g->class) || g->site->no_alloc || !rep->has_callchain)
 		return;
 	if (!g->site->refs_traced) {
 		rl_refs_arg(g, arg, sizeof(arg));
@@ -1772,6 +1773,7 @@ static void rl_print_json(struct refleak_report *rep, FILE *fp)
 				", \"uncertain\": %" PRIu64, g->count, g->bytes, g->nr_uncertain);
 			if (rep->has_callchain)
 				json_stacks(rep, fp, g);
+			json_unput(rep, fp, g);
 			fprintf(fp, "}");
 		}
 		free(rows);

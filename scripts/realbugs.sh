@@ -2,7 +2,8 @@
 # make realbugs: real upstream reference leaks, reintroduced, found by
 # perf refleak.  Each patch of tests/realbugs/ reverses an upstream fix
 # (tests/realbugs/README.md); tests/realbugs/cases names the allocation site
-# and cache the leaked objects must be reported at.
+# and cache the leaked objects must be reported at, and the get the upstream
+# fix added a put for, which the report must name (recorded with --refs).
 #
 # Builds a second guest kernel: the assembled tree with the patches applied,
 # in its own object directory seeded from the regular kernel's (so only the
@@ -10,7 +11,10 @@
 # Boots both kernels with guest/realbugs.sh, which triggers every case N
 # times (REALBUGS_N, default 20), and reports on the host.  A case passes
 # when the kernel with the bug gives a likely or definite finding at the
-# expected site and cache, and the kernel without it gives none there.
+# expected site and cache, the kernel without it gives none there, and the
+# finding's references never put include a get made in the expected
+# function ("named": the pairing left only that get; "candidate": it is one
+# of the gets that could own the missing put, which the report says).
 # Ends with "N passed, N failed".
 . "$(dirname "$0")/lib.sh"
 dir=$TOP/tests/realbugs
@@ -70,8 +74,24 @@ findings() { # <kernel> <case> <function-alternatives> <cache>
 		| "\(.count) \(.class) \(.site) \(.cache)"' "$out/$1/$2.json"
 }
 
+# The get the report names for the finding: "named|candidate|none objects frames"
+named_get() { # <case> <site-alternatives> <cache> <get-alternatives>
+	jq -r --arg f "$2" --arg c "$3" --arg g "$4" '
+		def fn: sub("\\+.*$"; "") | sub("\\..*$"; "");
+		def user: map(select(test("^(perf_|__perf|trace_|__traceiter|__ref_trace|ref_trace|refcount_|__refcount|kref_)") | not));
+		[.findings[]
+		| select((.site | fn) as $s | ($f | split("|") | index($s)) != null)
+		| select(.cache == $c or ($c == "kmalloc" and (.cache | startswith("kmalloc"))))
+		| (.unput // [])[]
+		| . as $u
+		| [.gets[] | .frames | user | select(map(fn) | any(. as $x | $g | split("|") | index($x) != null))]
+		| select(length > 0)
+		| "\(if $u.certain and ($u.gets | length) == 1 then "named" else "candidate" end) \($u.objects) of \($u.gets | length) gets: \(.[0][0:3] | join(" <- "))"]
+		| sort | reverse | .[0] // "none"' "$out/buggy/$1.json"
+}
+
 passed=0 failed=0
-while read -r name patch site cache; do
+while read -r name patch site cache _refs get; do
 	case $name in ''|'#'*) continue ;; esac
 	rc=$(cat "$out/buggy/$name.rc" 2>/dev/null)
 	if [ "$rc" != 0 ]; then
@@ -81,9 +101,14 @@ while read -r name patch site cache; do
 	fi
 	found=$(findings buggy "$name" "$site" "$cache")
 	control=$(findings fixed "$name" "$site" "$cache")
-	if [ -n "$found" ] && [ -z "$control" ]; then
+	named=$(named_get "$name" "$site" "$cache" "$get")
+	if [ -n "$found" ] && [ -z "$control" ] && [ "${named%% *}" != none ]; then
 		echo "PASS $name: found $(echo "$found" | head -n 1) ($patch); none without the bug"
+		echo "     the reference never put: $named"
 		passed=$((passed + 1))
+	elif [ -n "$found" ] && [ -z "$control" ]; then
+		echo "FAIL $name: found $(echo "$found" | head -n 1), but no get in $get named (record --refs); see $out/buggy/$name.txt"
+		failed=$((failed + 1))
 	elif [ -z "$found" ]; then
 		echo "FAIL $name: no definite or likely finding at $site ($cache); see $out/buggy/$name.txt"
 		head -n 12 "$out/buggy/$name.txt" | sed 's/^/    /'

@@ -17,7 +17,12 @@
 #  4. kmem:kfree_rcu: one event per object of "rcu 5 kmalloc", at the
 #     object's address, with a driver function as call_site;
 #  5. "bench 1000": its totals in "status", and 1000 final puts on one
-#     counter address.
+#     counter address;
+#  6. ref_trace_ref, filtered on cache == "test_refleak_refs" while
+#     "balanced 3" and "handoff 4" run: no event of another cache (the
+#     filter works in the kernel), and per handoff object exactly a get
+#     (old=1 delta=1, in test_refleak_hand_off) and a put (old=2
+#     delta=-1): the final put is not a ref_trace_ref.
 #
 # Exit: 0 pass, 1 fail (reason printed), 2 skip (reason printed).
 
@@ -191,4 +196,51 @@ perf script -i "$DATA" -F event,trace >"$TMP.bench" 2>"$TMP.err" || fail "perf s
 nb=$(awk '/ref_trace_final_put:/ { for (i = 1; i <= NF; i++) if (index($i, "ref=") == 1) n[$i]++ }
 	END { m = 0; for (r in n) if (n[r] > m) m = n[r]; print m }' "$TMP.bench")
 [ "$nb" -ge 1000 ] || fail "bench: $nb final puts on its counter, expected 1000"
-pass "$N balanced objects: one set and one final put each; double_put: final put + sub_uaf anomaly ($total events in all); $N kfree_rcu objects: one kmem:kfree_rcu each from the driver; bench: 1000 final puts on its counter"
+
+# ref_trace_ref, filtered on the cache of the hand-off scenario
+grep -q 'ref_trace:ref_trace_ref' "$TMP.list" || fail "ref_trace:ref_trace_ref absent (series without the get/put patch?)"
+perf record -q -e ref_trace:ref_trace_ref --filter 'cache == "test_refleak_refs"' -a -o "$DATA" -- \
+	sh -c "echo 'balanced 3' > $DIR/control && echo 'handoff $N' > $DIR/control" >"$TMP.rec" 2>&1 ||
+	fail "perf record of ref_trace_ref failed: $(cat "$TMP.rec")"
+perf script -i "$DATA" -F event,trace >"$TMP.gp" 2>"$TMP.err" || fail "perf script failed: $(cat "$TMP.err")"
+awk '$1 == "handoff" { for (i = 1; i <= NF; i++) if ($i ~ /^ref=/) print tolower(substr($i, 7)) }' \
+	"$DIR_OBJS" >"$TMP.hrefs"
+[ "$(grep -c . "$TMP.hrefs")" -eq "$N" ] || fail "the driver lists no $N handoff objects"
+awk '
+function norm(v) { v = tolower(v); sub(/^0x/, "", v); sub(/^0+/, "", v); return v }
+function field(name,    i) {
+	for (i = 1; i <= NF; i++)
+		if (index($i, name "=") == 1)
+			return substr($i, length(name) + 2)
+	return ""
+}
+FNR == NR { v = $1; sub(/^0+/, "", v); want[v] = 1; next }
+/ref_trace_ref:/ {
+	all++
+	if (field("cache") != "test_refleak_refs") {
+		printf "event of cache \"%s\" passed the filter\n", field("cache")
+		bad = 1
+	}
+	r = norm(field("ref"))
+	if (!(r in want))
+		next
+	ev[r] = ev[r] " " field("old") "/" field("delta")
+	if (field("delta") == "1" && field("caller") !~ /^test_refleak_hand_off/) {
+		printf "ref=0x%s: get from %s, expected test_refleak_hand_off\n", r, field("caller")
+		bad = 1
+	}
+}
+END {
+	for (r in want)
+		if (ev[r] != " 1/1 2/-1") {
+			printf "ref=0x%s: old/delta%s, expected 1/1 2/-1\n", r, ev[r]
+			bad = 1
+		}
+	if (!all) {
+		print "no ref_trace_ref event"
+		bad = 1
+	}
+	exit bad
+}' "$TMP.hrefs" "$TMP.gp" >"$TMP.out" || fail "ref_trace_ref: $(cat "$TMP.out")"
+ngp=$(grep -c 'ref_trace_ref:' "$TMP.gp")
+pass "$N balanced objects: one set and one final put each; double_put: final put + sub_uaf anomaly ($total events in all); $N kfree_rcu objects: one kmem:kfree_rcu each from the driver; bench: 1000 final puts on its counter; ref_trace_ref: $ngp events, all of test_refleak_refs, a get and a put per handoff object"
