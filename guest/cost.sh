@@ -2,7 +2,8 @@
 # Runs inside a realistic guest (x86_64 defconfig) for 'make cost': the
 # test driver's "bench" (life cycles of a refcount_t through the hooked
 # paths), with the ref_trace events disabled, and, where the kernel has
-# them, enabled and recorded by perf record (without and with callchains).
+# them, enabled and recorded by perf record (without and with callchains);
+# ref_trace_ref with the bench's cache traced and with it filtered out.
 # One line per measurement in /out/bench: "<mode> n=<n> cycles=<c> ns=<ns>".
 cd /guest || exit 1
 N=${BENCH_N:-2000000}
@@ -35,5 +36,13 @@ if perf list 2>/dev/null | grep -q ref_trace:ref_trace_final_put; then
 	bench enabled $ev
 	# shellcheck disable=SC2086
 	bench enabled-g $ev -g
+fi
+# ref_trace_ref (every get and put): the bench's counter is in an object of
+# test_refleak_refs; traced when the filter names that cache, filtered out
+# in the kernel when it names another.
+if perf list 2>/dev/null | grep -q ref_trace:ref_trace_ref; then
+	bench refs-traced -e ref_trace:ref_trace_ref --filter 'cache == "test_refleak_refs"'
+	bench refs-filtered -e ref_trace:ref_trace_ref --filter 'cache == "no_such_cache"'
+	bench refs-traced-g -e ref_trace:ref_trace_ref --filter 'cache == "test_refleak_refs"' -g
 fi
 cat /out/bench

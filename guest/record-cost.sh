@@ -3,7 +3,8 @@
 # real workload (guest/workload/balanced.c) for the same time without
 # recording, under perf record of the kmem events alone (with and without
 # callchains), of the kmem events and the final puts (the v4 event set),
-# and under perf refleak record (every ref_trace event).  Each leaves its
+# and under perf refleak record (every ref_trace event), also with every get
+# and put of one cache (--refs).  Each leaves its
 # iteration count, perf.data size and perf's own summary in /out.
 cd /guest || exit 1
 t=${RECORD_COST_SECONDS:-15}
@@ -35,3 +36,9 @@ run kmem-g perf record -a -R -c 1 -m 1024 -g --kernel-callchains $kmem
 run kmem-put-g perf record -a -R -c 1 -m 1024 -g --kernel-callchains $kmem \
 	-e ref_trace:ref_trace_final_put
 run refleak perf refleak record --settle 0
+# every get and put of one busy cache (struct pid: fork, exit, signals,
+# /proc), and of one the workload never uses: what the filter costs alone
+if perf list 2>/dev/null | grep -q ref_trace:ref_trace_ref; then
+	run refs-pid perf refleak record --settle 0 --refs pid
+	run refs-none perf refleak record --settle 0 --refs test_refleak_refs
+fi

@@ -26,7 +26,8 @@ record_cost() {
 		die "the record-cost guest failed (see $c/console.log)"
 	echo "Recording cost ($kernel guest kernel): guest/workload/balanced.c for ${RECORD_COST_SECONDS:-15} s each, one run"
 	printf '%-12s %12s %10s %10s %8s\n' recording iterations/s "MB/s" "MB" lost
-	for label in none kmem-nocg kmem-g kmem-put-g refleak; do
+	for label in none kmem-nocg kmem-g kmem-put-g refleak refs-pid refs-none; do
+		[ -f "$c/cost-$label.out" ] || continue
 		it=$(sed -n 's/^balanced: \([0-9]*\) iterations in \([0-9.]*\) s.*/\1 \2/p' "$c/cost-$label.out")
 		secs=${it#* } it=${it% *}
 		size=$(cat "$c/cost-$label.size" 2>/dev/null || echo 0)
