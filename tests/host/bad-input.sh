@@ -308,6 +308,26 @@ EOF
 	fi
 fi
 
+# record --refs: cache names that could break out of the filter, an empty
+# list, --kmem-only with it are usage errors (129); a kernel without
+# ref_trace:ref_trace_ref (this host's) is one clear fatal message (1).
+run_record() {
+	local name=$1 expected=$2
+	shift 2
+	timeout 60 "${rec_env[@]}" "$PERF" refleak record "$@" -o "$work/$name.data" -- true \
+		< /dev/null > "$out/$name.out" 2> "$out/$name.err"
+	check "$name" $? "$expected" "$out/$name.err" "$out/$name.out"
+}
+run_record usage-refs-quote 129 --refs 'pid" || cache ~ "*'
+run_record usage-refs-empty 129 --refs ,
+run_record usage-refs-kmem-only 129 --refs pid --kmem-only
+if [ -e /sys/kernel/tracing/events/ref_trace/ref_trace_ref ] ||
+   [ -e /sys/kernel/debug/tracing/events/ref_trace/ref_trace_ref ]; then
+	echo "# this host has ref_trace_ref: the missing-event case is not run"
+else
+	run_record refs-no-event 1 --refs pid
+fi
+
 # No callchains: a plain perf record of the kmem events.
 nocg=$work/no-callchain.data
 if timeout 60 "${rec_env[@]}" "$PERF" record -a -e "$kmem_events" -o "$nocg" -- sleep 0.2 \
