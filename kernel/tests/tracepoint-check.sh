@@ -225,7 +225,8 @@ FNR == NR { v = $1; sub(/^0+/, "", v); want[v] = 1; next }
 	if (!(r in want))
 		next
 	ev[r] = ev[r] " " field("old") "/" field("delta")
-	if (field("delta") == "1" && field("caller") !~ /^test_refleak_hand_off/) {
+	# -Os keeps an out-of-line refcount_inc() in the driver: caller is in the copy
+	if (field("delta") == "1" && field("caller") !~ /^(test_refleak_hand_off|refcount_inc)/) {
 		printf "ref=0x%s: get from %s, expected test_refleak_hand_off\n", r, field("caller")
 		bad = 1
 	}

@@ -786,7 +786,7 @@ else
 		show "$tmpdir/rrec.err" 10
 	elif ! awk '$1 == "row" { rows++; if ($2 != "likely_leak" || $3 != 6) bad = 1 }
 		    $1 == "list" { objs += $2
-			if (!$3 || $4 !~ /^test_refleak_get\+/ || $5 !~ /^test_refleak_use\+/) bad = 1 }
+			if (!$3 || $4 !~ /^test_refleak_get[.+]/ || $5 !~ /^test_refleak_use[.+]/) bad = 1 }
 		    END { exit bad || rows != 1 || objs != 6 }' "$tmpdir/refs.sum"; then
 		fail "record --refs: expected one likely_leak row of 6 objects in test_refleak_refs, each with one reference taken at test_refleak_get under test_refleak_use, certain"
 		show "$tmpdir/refs.sum" 20
