@@ -134,6 +134,7 @@ struct refleak_report {
 	int			nr_cpu_last;
 	u64			last_time;
 	u64			ips[PERF_MAX_STACK_DEPTH];
+	struct hashmap		*funcs;		/* rl_func_of(): ip -> function */
 	u64			samples_at_last_round;
 	/* input mapping: offset of the previous round, bytes released */
 	u64			prev_round_offset;
@@ -326,15 +327,36 @@ static bool rl_noise_frame(const char *name);
  * For pairing gets with puts (util/refleak-refs.c): a frame's function, as
  * its symbol, 0 for the tracing machinery and the counting helpers.
  */
+static size_t rl_ip_hash(long key, void *ctx __maybe_unused)
+{
+	return (size_t)((u64)key * 0x9e3779b97f4a7c15ULL >> 16);
+}
+
+static bool rl_ip_equal(long a, long b, void *ctx __maybe_unused)
+{
+	return a == b;
+}
+
 static u64 rl_func_of(void *ctx, u64 ip)
 {
 	struct refleak_report *rep = ctx;
 	struct map *map = NULL;
-	struct symbol *sym = machine__find_kernel_symbol(&rep->session->machines.host, ip, &map);
+	struct symbol *sym;
+	long func;
 
-	if (!sym)
-		return ip;
-	return rl_noise_frame(sym->name) ? 0 : (u64)(uintptr_t)sym;
+	/* the pairing asks for the same frames again and again: look each up once */
+	if (!rep->funcs) {
+		rep->funcs = hashmap__new(rl_ip_hash, rl_ip_equal, NULL);
+		if (IS_ERR(rep->funcs))
+			rep->funcs = NULL;
+	}
+	if (rep->funcs && hashmap__find(rep->funcs, ip, &func))
+		return func;
+	sym = machine__find_kernel_symbol(&rep->session->machines.host, ip, &map);
+	func = !sym ? (long)ip : rl_noise_frame(sym->name) ? 0 : (long)(uintptr_t)sym;
+	if (rep->funcs)
+		hashmap__add(rep->funcs, ip, func);
+	return func;
 }
 
 static void rl_note_time(struct refleak_report *rep, struct perf_sample *sample)
@@ -2274,6 +2296,7 @@ out:
 		perf_session__delete(rep.session);
 	}
 	refleak__delete(rep.rl);
+	hashmap__free(rep.funcs);
 	rl_sort_list__delete();
 	intlist__delete(rep.pid_list);
 	intlist__delete(rep.tid_list);

@@ -765,22 +765,26 @@ fi
 # lookup's get (test_refleak_get under test_refleak_use) with certainty and
 # no other get; the handed-over references are balanced and named nowhere.
 echo "Checking record --refs"
-expect_grep refs-hint "which reference was never put: perf refleak record --refs test_refleak_leak_all" \
+expect_grep refs-hint \
+	"which reference was never put: perf refleak record --refs test_refleak_leak_all" \
 	"without --refs, a leak names the record command that would find its reference" -i "$data"
 if ! perf list 2>/dev/null | grep -q 'ref_trace:ref_trace_ref'; then
-	fail "record --refs: ref_trace:ref_trace_ref is not in perf list (kernel without the get/put patch)"
+	fail "record --refs: no ref_trace:ref_trace_ref in perf list (kernel without the get/put patch)"
 else
 	: > "$tmpdir/robjs"
 	perf refleak record --refs test_refleak_refs -o "$tmpdir/refs.data" -- \
 		sh "$drive" "$drv" "$tmpdir/robjs" 1 error_path 6 cache error_path_kref 6 cache \
 		handoff 6 cache > "$tmpdir/rrec.out" 2> "$tmpdir/rrec.err"
 	run_report refs -i "$tmpdir/refs.data" --all --max-stack 2
-	# per row of the cache: "<class> <count>"; per list: "<objects> <certain> <frame1> <frame2>"
+	# per row of the cache: "row <class> <count>"; per list of references
+	# never put: "list <objects> <certain> <frame1> <frame2>"
 	awk '/^[a-z_]+ \[(definite|likely|possible)\]:/ { cls = $1 }
 		$5 == "test_refleak_refs" { print "row", cls, $1 }
 		/reference.* each never put/ { n = $1; c = ($0 ~ /taken at:$/); f = 0; next }
-		n && /^            [^ ]/ { fr[++f] = $1; if (f == 2) { print "list", n, c, fr[1], fr[2]; n = 0 } }' \
-		"$tmpdir/refs.out" > "$tmpdir/refs.sum"
+		n && /^            [^ ]/ {
+			fr[++f] = $1
+			if (f == 2) { print "list", n, c, fr[1], fr[2]; n = 0 }
+		}' "$tmpdir/refs.out" > "$tmpdir/refs.sum"
 	if [ "$rc" != 0 ] || [ ! -f "$tmpdir/robjs.done" ]; then
 		fail "record --refs: recording or report failed (report exit $rc)"
 		show "$tmpdir/rrec.err" 10
@@ -788,11 +792,13 @@ else
 		    $1 == "list" { objs += $2
 			if (!$3 || $4 !~ /^test_refleak_get[.+]/ || $5 !~ /^test_refleak_use[.+]/) bad = 1 }
 		    END { exit bad || rows != 1 || objs != 6 }' "$tmpdir/refs.sum"; then
-		fail "record --refs: expected one likely_leak row of 6 objects in test_refleak_refs, each with one reference taken at test_refleak_get under test_refleak_use, certain"
+		fail "record --refs: expected one likely_leak row of 6 objects in test_refleak_refs," \
+			"each with one reference taken at test_refleak_get under test_refleak_use, certain"
 		show "$tmpdir/refs.sum" 20
 		show "$tmpdir/refs.out" 60
 	else
-		pass "record --refs: the 6 leaked objects name the lookup's get in test_refleak_use, certain; the handed-over references are balanced"
+		pass "record --refs: the 6 leaked objects name the lookup's get in test_refleak_use," \
+			"certain; the handed-over references are balanced"
 	fi
 fi
 
