@@ -23,7 +23,8 @@
  * (so that the counts stay right) and all of them become candidates.  What
  * is left at the end are the references never put.  If no put needed a
  * choice, they are certain; otherwise the report lists every candidate with
- * its balance (gets not paired) and says it could not decide.  Balanced
+ * its balance (its gets not surely paired: paired before the first choice
+ * the rules could not make) and says it could not decide.  Balanced
  * objects (their counter reached zero, the object was freed) are paired
  * the same way, and the pairs decided by rules 2 and 3 are what rule 1
  * learns, so a put is paired in a leaked object as it was in the objects
@@ -78,6 +79,7 @@ struct rl_unit {
 	u32	order;		/* first get of the unit, for stable output */
 	s64	gets;
 	s64	paired;
+	s64	sure;		/* paired before any choice the rules could not make */
 	bool	candidate;	/* could own a put that paired elsewhere */
 };
 
@@ -412,7 +414,10 @@ static void rl_pair_ledger(struct refleak *rl, struct refleak_site *site,
 			}
 			u->paired++;
 			/* after a choice the rules could not make, nothing is sure */
-			if (learn && decided && !pr->ambiguous && u->stack && e->stack)
+			if (!decided || pr->ambiguous)
+				continue;
+			u->sure++;
+			if (learn && u->stack && e->stack)
 				rl_learn_pair(site, u->key, rl_stack_key(rl, cfg, e->stack));
 		}
 	}
@@ -497,8 +502,10 @@ int rl_refs__name(struct refleak *rl, struct refleak_group *g, const struct rl_l
 		struct rl_unit *un = &pr.units[i];
 
 		if (un->gets > un->paired || (pr.ambiguous && un->candidate)) {
+			/* not certain: how many of its references may be the ones never put */
 			u->stacks[u->nr_stacks].stack = un->stack;
-			u->stacks[u->nr_stacks].balance = un->gets - un->paired;
+			u->stacks[u->nr_stacks].balance = un->gets -
+				(pr.ambiguous ? un->sure : un->paired);
 			u->nr_stacks++;
 		}
 		/* references from before the recording: nothing is certain */

@@ -328,6 +328,56 @@ else
 	run_record refs-no-event 1 --refs pid
 fi
 
+# Exact copies of samples (seen in recordings made in TCG guests): the
+# golden pipe recording with every sample written twice must give the same
+# report as the original, the copies counted in the footer.
+golden=$(cd "$(dirname "$0")/../golden" && pwd)
+if command -v python3 > /dev/null && [ -f "$golden/pipe.data.gz" ]; then
+	zcat "$golden/pipe.data.gz" > "$work/pipe.data"
+	zcat "$golden/kallsyms.gz" > "$work/kallsyms"
+	ndup=$(python3 - "$work/pipe.data" "$work/pipe-dup.data" << 'EOF'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+out, pos, n = [data[:16]], 16, 0	# pipe header: magic and its size
+while pos + 8 <= len(data):
+    typ, misc, size = struct.unpack_from("<IHH", data, pos)
+    if size < 8 or pos + size > len(data):
+        break
+    if typ == 66:			# HEADER_TRACING_DATA: its data follows the record
+        size += struct.unpack_from("<I", data, pos + 8)[0]
+    rec = data[pos:pos + size]
+    out.append(rec)
+    if typ == 9:			# PERF_RECORD_SAMPLE
+        out.append(rec)
+        n += 1
+    pos += size
+out.append(data[pos:])
+open(sys.argv[2], "wb").write(b"".join(out))
+print(n)
+EOF
+	)
+	for f in pipe pipe-dup; do
+		(cd "$work" && timeout 60 "$PERF" refleak report --kallsyms kallsyms -i - --min-age 0 \
+			< "$f.data" > "$out/$f.out" 2> "$out/$f.err")
+		echo $? > "$out/$f.rc"
+	done
+	total=$((total + 1))
+	if [ "$(cat "$out/pipe-dup.rc")" != 0 ] || [ "${ndup:-0}" -le 0 ]; then
+		echo "not ok $total duplicated-samples - report exited $(cat "$out/pipe-dup.rc")"
+		failed=$((failed + 1))
+	elif ! grep -q "^# exact copies of samples (dropped): $ndup\$" "$out/pipe-dup.out"; then
+		echo "not ok $total duplicated-samples - footer does not count the $ndup copies"
+		failed=$((failed + 1))
+	elif ! diff <(grep -v '^# exact copies' "$out/pipe.out") \
+		    <(grep -v '^# exact copies' "$out/pipe-dup.out") > "$out/pipe-dup.diff"; then
+		echo "not ok $total duplicated-samples - the copies changed the report"
+		head -n 20 "$out/pipe-dup.diff" | sed 's/^/#   /'
+		failed=$((failed + 1))
+	else
+		echo "ok $total duplicated-samples ($ndup samples written twice: same report)"
+	fi
+fi
+
 # No callchains: a plain perf record of the kmem events.
 nocg=$work/no-callchain.data
 if timeout 60 "${rec_env[@]}" "$PERF" record -a -e "$kmem_events" -o "$nocg" -- sleep 0.2 \
