@@ -297,27 +297,38 @@ static long rl_learned(const struct refleak_site *site, u64 get, u64 put)
 	return n;
 }
 
+/* the unit might still hold references: not all its gets were surely paired */
+static bool rl_unit__might(const struct rl_unit *u)
+{
+	return u->gets > u->sure;
+}
+
 /*
- * Pair one put at @stack with a get left in @pr; returns the unit paired,
- * NULL when no get is left.  *decided: false when the rules left several
- * candidates (they are marked).
+ * Pair one put at @stack with a get in @pr; returns the unit paired, NULL
+ * when no get is left.  The rules look at every get that might still hold
+ * references (its gets not all surely paired), so that a choice they could
+ * not make earlier does not decide this one.  *decided: the rules left one
+ * get, which holds references; otherwise every candidate is marked and one
+ * that holds references is paired, to keep the counts.
  */
 static struct rl_unit *rl_pair_put(struct refleak *rl, const struct refleak_config *cfg,
 				   const struct refleak_site *site, struct rl_pairing *pr,
 				   u32 stack, bool *decided)
 {
-	struct rl_unit *best = NULL, *last = NULL;
+	struct rl_unit *best = NULL, *last = NULL, *held = NULL;
 	u64 key = rl_stack_key(rl, cfg, stack);
 	long best_n = 0, n;
-	u32 i, nr_left = 0, nr_best = 0, best_s = 0, s;
+	u32 i, nr_might = 0, nr_best = 0, best_s = 0, s;
 
-	*decided = true;
+	*decided = false;
 	for (i = 0; i < pr->nr; i++) {
 		struct rl_unit *u = &pr->units[i];
 
-		if (u->gets <= u->paired)
+		if (u->gets > u->paired)
+			held = u;
+		if (!rl_unit__might(u))
 			continue;
-		nr_left++;
+		nr_might++;
 		last = u;
 		n = rl_learned(site, u->key, key);
 		if (n > best_n) {
@@ -328,46 +339,48 @@ static struct rl_unit *rl_pair_put(struct refleak *rl, const struct refleak_conf
 			nr_best++;
 		}
 	}
-	if (!nr_left)
+	if (!held)
 		return NULL;
-	if (nr_best == 1)
-		return best;
-	if (nr_left == 1)
-		return last;
+	if (nr_best != 1) {
+		best = nr_might == 1 ? last : NULL;
+		nr_best = best ? 1 : 0;
+	}
+	if (!best) {
+		for (i = 0; i < pr->nr; i++) {
+			struct rl_unit *u = &pr->units[i];
 
-	nr_best = 0;
+			if (!rl_unit__might(u))
+				continue;
+			s = rl_scope(rl, cfg, u->stack, stack);
+			if (s > best_s) {
+				best_s = s;
+				best = u;
+				nr_best = 1;
+			} else if (s && s == best_s) {
+				nr_best++;
+			}
+		}
+	}
+	if (nr_best == 1 && best->gets > best->paired) {
+		*decided = true;
+		return best;
+	}
+
+	/* several gets could own it: all of them (of the best scope) are candidates */
+	pr->ambiguous = true;
 	best = NULL;
 	for (i = 0; i < pr->nr; i++) {
 		struct rl_unit *u = &pr->units[i];
 
-		if (u->gets <= u->paired)
-			continue;
-		s = rl_scope(rl, cfg, u->stack, stack);
-		if (s > best_s) {
-			best_s = s;
-			best = u;
-			nr_best = 1;
-		} else if (s && s == best_s) {
-			nr_best++;
-		}
-	}
-	if (nr_best == 1)
-		return best;
-
-	/* several gets could own it: all of them (of the best scope) are candidates */
-	*decided = false;
-	pr->ambiguous = true;
-	for (i = 0; i < pr->nr; i++) {
-		struct rl_unit *u = &pr->units[i];
-
-		if (u->gets <= u->paired)
+		if (!rl_unit__might(u))
 			continue;
 		if (!best_s || rl_scope(rl, cfg, u->stack, stack) == best_s) {
 			u->candidate = true;
-			best = u;
+			if (u->gets > u->paired)
+				best = u;
 		}
 	}
-	return best;
+	return best ?: held;
 }
 
 static void rl_learn_pair(struct refleak_site *site, u64 get, u64 put)
@@ -413,8 +426,7 @@ static void rl_pair_ledger(struct refleak *rl, struct refleak_site *site,
 				continue;
 			}
 			u->paired++;
-			/* after a choice the rules could not make, nothing is sure */
-			if (!decided || pr->ambiguous)
+			if (!decided)
 				continue;
 			u->sure++;
 			if (learn && u->stack && e->stack)
