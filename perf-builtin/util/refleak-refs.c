@@ -121,37 +121,37 @@ static struct rl_ledger *rl_ledger__new(u32 offset)
 	return l;
 }
 
+/*
+ * The ledger of the counter at @offset, created at its first event: 0, 1
+ * when the ledger follows another counter of the object, or -ENOMEM.
+ */
+static int rl_ledger__of(struct rl_ledger **lp, u32 offset)
+{
+	if (!*lp) {
+		*lp = rl_ledger__new(offset);
+		return *lp ? 0 : -ENOMEM;
+	}
+	return (*lp)->offset == offset ? 0 : 1;
+}
+
 int rl_ledger__birth(struct rl_ledger **lp, u32 offset, u32 stack, s32 count)
 {
-	struct rl_ledger *l = *lp;
+	int err = count > 0 ? rl_ledger__of(lp, offset) : 1;
 
-	if (count <= 0)
-		return 0;
-	if (!l) {
-		l = rl_ledger__new(offset);
-		if (!l)
-			return -ENOMEM;
-		*lp = l;
-	} else if (l->offset != offset) {
-		return 1;
-	}
-	l->count += count;
-	return rl_ledger__push(l, stack, count);
+	if (err)
+		return err < 0 ? err : 0;
+	(*lp)->count += count;
+	return rl_ledger__push(*lp, stack, count);
 }
 
 int rl_ledger__ref(struct rl_ledger **lp, u32 offset, u32 stack, s32 old, s32 delta)
 {
-	struct rl_ledger *l = *lp;
-	int err;
+	struct rl_ledger *l;
+	int err = rl_ledger__of(lp, offset);
 
-	if (!l) {
-		l = rl_ledger__new(offset);
-		if (!l)
-			return -ENOMEM;
-		*lp = l;
-	} else if (l->offset != offset) {
-		return 1;
-	}
+	if (err)
+		return err;
+	l = *lp;
 	if (old > l->count) {
 		/* references the events never showed taken: stack 0 */
 		err = rl_ledger__push(l, 0, old - l->count);
