@@ -769,7 +769,8 @@ expect_grep refs-hint \
 	"which reference was never put: perf refleak record --refs test_refleak_leak_all" \
 	"without --refs, a leak names the record command that would find its reference" -i "$data"
 if ! perf list 2>/dev/null | grep -q 'ref_trace:ref_trace_ref'; then
-	fail "record --refs: no ref_trace:ref_trace_ref in perf list (kernel without the get/put patch)"
+	fail "record --refs: no ref_trace:ref_trace_ref in perf list" \
+		"(kernel without the get/put patch)"
 else
 	: > "$tmpdir/robjs"
 	perf refleak record --refs test_refleak_refs -o "$tmpdir/refs.data" -- \
@@ -789,16 +790,20 @@ else
 		fail "record --refs: recording or report failed (report exit $rc)"
 		show "$tmpdir/rrec.err" 10
 	elif ! awk '$1 == "row" { rows++; if ($2 != "likely_leak" || $3 != 6) bad = 1 }
-		    $1 == "list" { objs += $2
-			if (!$3 || $4 !~ /^test_refleak_get[.+]/ || $5 !~ /^test_refleak_use[.+]/) bad = 1 }
-		    END { exit bad || rows != 1 || objs != 6 }' "$tmpdir/refs.sum"; then
-		fail "record --refs: expected one likely_leak row of 6 objects in test_refleak_refs," \
-			"each with one reference taken at test_refleak_get under test_refleak_use, certain"
+		$1 == "list" {
+			objs += $2
+			if (!$3 || $4 !~ /^test_refleak_get[.+]/) bad = 1
+			if ($5 !~ /^test_refleak_use[.+]/) bad = 1
+		}
+		END { exit bad || rows != 1 || objs != 6 }' "$tmpdir/refs.sum"; then
+		fail "record --refs: expected one likely_leak row of 6 objects in" \
+			"test_refleak_refs, each with one reference taken at test_refleak_get" \
+			"under test_refleak_use, certain"
 		show "$tmpdir/refs.sum" 20
 		show "$tmpdir/refs.out" 60
 	else
-		pass "record --refs: the 6 leaked objects name the lookup's get in test_refleak_use," \
-			"certain; the handed-over references are balanced"
+		pass "record --refs: the 6 leaked objects name the lookup's get in" \
+			"test_refleak_use, certain; the handed-over references are balanced"
 	fi
 fi
 
