@@ -311,8 +311,7 @@ static u64 rl_user_frame(struct refleak_report *rep, u32 stack, u64 caller)
 
 	ips = refleak__stack(rep->rl, stack, &nr);
 	for (i = 0; i < nr; i++) {
-		struct map *map = NULL;
-		struct symbol *sym = machine__find_kernel_symbol(machine, ips[i], &map);
+		struct symbol *sym = machine__find_kernel_symbol(machine, ips[i], NULL);
 
 		if (!sym)
 			continue;
@@ -344,7 +343,6 @@ static bool rl_ip_equal(long a, long b, void *ctx __maybe_unused)
 static u64 rl_func_of(void *ctx, u64 ip)
 {
 	struct refleak_report *rep = ctx;
-	struct map *map = NULL;
 	struct symbol *sym;
 	long func;
 
@@ -356,7 +354,7 @@ static u64 rl_func_of(void *ctx, u64 ip)
 	}
 	if (rep->funcs && hashmap__find(rep->funcs, ip, &func))
 		return func;
-	sym = machine__find_kernel_symbol(&rep->session->machines.host, ip, &map);
+	sym = machine__find_kernel_symbol(&rep->session->machines.host, ip, NULL);
 	func = !sym ? (long)ip : rl_noise_frame(sym->name) ? 0 : (long)(uintptr_t)sym;
 	if (rep->funcs)
 		hashmap__add(rep->funcs, ip, func);
@@ -764,6 +762,7 @@ static const char *rl_sym(struct refleak_report *rep, u64 addr, char *buf, size_
 			 addr - map__unmap_ip(map, sym->start));
 	else
 		snprintf(buf, size, "%#" PRIx64, addr);
+	map__put(map);	/* the lookup took a reference on it */
 	return buf;
 }
 
@@ -955,6 +954,7 @@ static const char *rl_frame_name(struct refleak_report *rep, u64 addr, bool offs
 			 addr - map__unmap_ip(map, sym->start));
 	else
 		snprintf(buf, size, "%s", sym->name);
+	map__put(map);	/* the lookup took a reference on it */
 	return buf;
 }
 
