@@ -182,7 +182,6 @@ struct refleak_ref_ev {
 	s32		delta;
 	u64		caller;
 	u32		stack;
-	const char	*cache;		/* the event's cache field, interned */
 };
 
 /* a stack that took references that were never put */
