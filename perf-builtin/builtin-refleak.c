@@ -340,11 +340,21 @@ static bool rl_ip_equal(long a, long b, void *ctx __maybe_unused)
 	return a == b;
 }
 
-static u64 rl_func_of(void *ctx, u64 ip)
+/* where an interrupt entered: the softirq dispatcher, x86 interrupt vectors */
+static bool rl_irq_entry_name(const char *name)
 {
-	struct refleak_report *rep = ctx;
+	return !strcmp(name, "handle_softirqs") || !strcmp(name, "__do_softirq") ||
+	       strstarts(name, "asm_sysvec_") || !strcmp(name, "asm_common_interrupt");
+}
+
+/*
+ * A frame as the pairing sees it: its symbol, 0 for the machinery; bit 0
+ * set for an interrupt entry (symbols are aligned, bit 0 is free).
+ */
+static long rl_frame_of(struct refleak_report *rep, u64 ip)
+{
 	struct symbol *sym;
-	long func;
+	long frame;
 
 	/* the pairing asks for the same frames again and again: look each up once */
 	if (!rep->funcs) {
@@ -352,13 +362,28 @@ static u64 rl_func_of(void *ctx, u64 ip)
 		if (IS_ERR(rep->funcs))
 			rep->funcs = NULL;
 	}
-	if (rep->funcs && hashmap__find(rep->funcs, ip, &func))
-		return func;
+	if (rep->funcs && hashmap__find(rep->funcs, ip, &frame))
+		return frame;
 	sym = machine__find_kernel_symbol(&rep->session->machines.host, ip, NULL);
-	func = !sym ? (long)ip : rl_noise_frame(sym->name) ? 0 : (long)(uintptr_t)sym;
+	if (!sym)
+		frame = (long)(ip & ~1ULL);
+	else if (rl_noise_frame(sym->name))
+		frame = 0;
+	else
+		frame = (long)(uintptr_t)sym | rl_irq_entry_name(sym->name);
 	if (rep->funcs)
-		hashmap__add(rep->funcs, ip, func);
-	return func;
+		hashmap__add(rep->funcs, ip, frame);
+	return frame;
+}
+
+static u64 rl_func_of(void *ctx, u64 ip)
+{
+	return rl_frame_of(ctx, ip) & ~1L;
+}
+
+static bool rl_irq_entry(void *ctx, u64 ip)
+{
+	return rl_frame_of(ctx, ip) & 1;
 }
 
 static void rl_note_time(struct refleak_report *rep, struct perf_sample *sample)
@@ -2281,6 +2306,7 @@ static int rl_report(int argc, const char **argv)
 	}
 	cfg.keep_objects = rep.objects || rep.json || rep.timeline;
 	cfg.func_of = rl_func_of;
+	cfg.irq_entry = rl_irq_entry;
 	cfg.func_ctx = &rep;
 	cfg.min_repeat = rep.min_repeat ?: 1;
 

@@ -12,9 +12,10 @@
 # times (REALBUGS_N, default 20), and reports on the host.  A case passes
 # when the kernel with the bug gives a likely or definite finding at the
 # expected site and cache, the kernel without it gives none there, and the
-# finding's references never put include a get made in the expected
-# function ("named": the pairing left only that get; "candidate": it is one
-# of the gets that could own the missing put, which the report says).
+# finding's references never put are as the case's <naming> column says:
+# "named", the pairing left only a get made in the expected function, with
+# certainty, for every object of the finding; "among-N", that get is one of
+# at most N the report lists as possible owners of the missing put.
 # Ends with "N passed, N failed".
 . "$(dirname "$0")/lib.sh"
 dir=$TOP/tests/realbugs
@@ -74,7 +75,9 @@ findings() { # <kernel> <case> <function-alternatives> <cache>
 		| "\(.count) \(.class) \(.site) \(.cache)"' "$out/$1/$2.json"
 }
 
-# The get the report names for the finding: "named|candidate|none objects frames"
+# The get the report names for the finding:
+# "named|candidate|none <objects> <gets listed> <frames>", the list naming
+# it for the most objects
 named_get() { # <case> <site-alternatives> <cache> <get-alternatives>
 	jq -r --arg f "$2" --arg c "$3" --arg g "$4" '
 		def fn: sub("\\+.*$"; "") | sub("\\..*$"; "");
@@ -86,12 +89,36 @@ named_get() { # <case> <site-alternatives> <cache> <get-alternatives>
 		| . as $u
 		| [.gets[] | .frames | user | select(map(fn) | any(. as $x | $g | split("|") | index($x) != null))]
 		| select(length > 0)
-		| "\(if $u.certain and ($u.gets | length) == 1 then "named" else "candidate" end) \($u.objects) of \($u.gets | length) gets: \(.[0][0:3] | join(" <- "))"]
-		| sort | reverse | .[0] // "none"' "$out/buggy/$1.json"
+		| [(if $u.certain and ($u.gets | length) == 1 then "named" else "candidate" end),
+		   $u.objects, ($u.gets | length), (.[0][0:3] | join(" <- "))]]
+		| sort_by(.[1]) | reverse | .[0] // ["none", 0, 0, ""] | map(tostring) | join(" ")
+		' "$out/buggy/$1.json"
+}
+
+# Is the naming what the case expects?  <naming> <named_get line> <objects found>
+naming_ok() {
+	local how objects gets
+	read -r how objects gets _ <<< "$2"
+	case $1 in
+	named)	[ "$how" = named ] && [ "$objects" = "$3" ] ;;
+	among-*) [ "$how" != none ] && [ "$gets" -le "${1#among-}" ] ;;
+	*)	return 1 ;;
+	esac
+}
+
+# "named 20 1 f <- g <- h" as a sentence
+naming_text() {
+	local how objects gets frames
+	read -r how objects gets frames <<< "$1"
+	case $how in
+	named)	echo "named alone, certain, in $objects objects: $frames" ;;
+	none)	echo "not listed" ;;
+	*)	echo "one of $gets gets listed (not certain) in $objects objects: $frames" ;;
+	esac
 }
 
 passed=0 failed=0
-while read -r name patch site cache _refs get; do
+while read -r name patch site cache _refs get naming; do
 	case $name in ''|'#'*) continue ;; esac
 	rc=$(cat "$out/buggy/$name.rc" 2>/dev/null)
 	if [ "$rc" != 0 ]; then
@@ -102,12 +129,13 @@ while read -r name patch site cache _refs get; do
 	found=$(findings buggy "$name" "$site" "$cache")
 	control=$(findings fixed "$name" "$site" "$cache")
 	named=$(named_get "$name" "$site" "$cache" "$get")
-	if [ -n "$found" ] && [ -z "$control" ] && [ "${named%% *}" != none ]; then
+	count=$(echo "$found" | head -n 1 | cut -d' ' -f1)
+	if [ -n "$found" ] && [ -z "$control" ] && naming_ok "$naming" "$named" "$count"; then
 		echo "PASS $name: found $(echo "$found" | head -n 1) ($patch); none without the bug"
-		echo "     the reference never put: $named"
+		echo "     the reference never put ($get): $(naming_text "$named")"
 		passed=$((passed + 1))
 	elif [ -n "$found" ] && [ -z "$control" ]; then
-		echo "FAIL $name: found $(echo "$found" | head -n 1), but no get in $get named (record --refs); see $out/buggy/$name.txt"
+		echo "FAIL $name: found $(echo "$found" | head -n 1), but the get in $get is $(naming_text "$named"), expected $naming (record --refs); see $out/buggy/$name.txt"
 		failed=$((failed + 1))
 	elif [ -z "$found" ]; then
 		echo "FAIL $name: no definite or likely finding at $site ($cache); see $out/buggy/$name.txt"

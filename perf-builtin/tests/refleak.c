@@ -1066,12 +1066,21 @@ static u64 test_func_of(void *ctx __maybe_unused, u64 ip)
 	return ip >= MACH ? 0 : ip & ~0xfffULL;
 }
 
+/* the softirq dispatcher: below it, whatever the interrupt stopped */
+#define IRQ_ENTRY	FN(60)
+
+static bool test_irq_entry(void *ctx __maybe_unused, u64 ip)
+{
+	return (ip & ~0xfffULL) == IRQ_ENTRY;
+}
+
 static struct refleak *new_refs_engine(void)
 {
 	struct refleak_config cfg;
 
 	refleak_config__init(&cfg);
 	cfg.func_of = test_func_of;
+	cfg.irq_entry = test_irq_entry;
 	return refleak__new(&cfg);
 }
 
@@ -1297,6 +1306,98 @@ static int test__refleak_refs_handoff(struct test_suite *test __maybe_unused,
 	return TEST_OK;
 }
 
+/*
+ * The shape of group_info in the ping-group-info real bug: a syscall
+ * creates the object, stores a reference and drops the creator's under
+ * the same call (rules 2 and 3 cannot tell which of the two it drops),
+ * another syscall takes a reference and puts it before returning, and
+ * the release of the store drops the last one from softirq context.  On
+ * the error path the second syscall forgets its put.  Rule 4: the
+ * balanced objects' open gets (creation and store) and open puts (the
+ * drop and the release) are contained in the leaked objects' open ones,
+ * and what is left is the second syscall's get: named with certainty.
+ * The release runs in a softirq that interrupted a different task each
+ * time: its stack is compared down to the softirq's entry only.  With no
+ * balanced object, the same leak lists three candidates; a second shape
+ * not contained in the leaked objects' changes nothing.
+ */
+static int test__refleak_refs_balanced_shape(struct test_suite *test __maybe_unused,
+					     int subtest __maybe_unused)
+{
+	const u64 entry = FN(1), sys_a = FN(2), alloc = FN(3), store = FN(4), sys_b = FN(5),
+		  use = FN(6), release = FN(8), other = FN(9), stopped = FN(70);
+	u32 s_set, s_store, s_drop, s_use, s_use_put, s_other;
+	int round, i;
+
+	for (round = 0; round < 3; round++) {
+		struct refleak *rl = new_refs_engine();
+		struct refleak_unput *u;
+		struct refleak_group *g;
+		u64 now = T0;
+
+		TEST_ASSERT_VAL("engine", rl);
+		s_set = stack_of(rl, alloc + 0x10, sys_a + 0x10, entry + 0x10, 0);
+		s_store = stack_of(rl, store + 0x10, sys_a + 0x20, entry + 0x10, 0);
+		s_drop = stack_of(rl, sys_a + 0x30, entry + 0x10, 0, 0);
+		s_use = stack_of(rl, use + 0x10, sys_b + 0x10, entry + 0x20, 0);
+		s_use_put = stack_of(rl, sys_b + 0x30, entry + 0x20, 0, 0);
+		s_other = stack_of(rl, other + 0x10, IRQ_ENTRY + 0x20, 0, 0);
+		for (i = 0; i < 8; i++) {
+			u64 obj = 0x500000 + i * 0x1000, ref = obj + 8;
+			bool leak = i % 2;
+			/* the release, in a softirq on top of a different task each time */
+			u64 ips[] = { MACH + 0x80, release + 0x10, IRQ_ENTRY + 0x10,
+				      stopped + i * 0x1000 + 0x10, };
+			u32 s_release_last = refleak__intern_stack(rl, ips, ARRAY_SIZE(ips));
+			u32 s_release = stack_of(rl, release + 0x10, IRQ_ENTRY + 0x10,
+						 stopped + i * 0x1000 + 0x20, entry + 0x30);
+
+			/* round 1: no balanced object to learn from */
+			if (round == 1 && !leak)
+				continue;
+			ev_alloc_pid(rl, now += MS, obj, SITE_L, 1, 100);
+			ev_set_at(rl, now += MS, ref, 1, s_set);
+			ev_ref(rl, now += MS, ref, 1, 1, s_store);
+			ev_ref(rl, now += MS, ref, 2, -1, s_drop);
+			ev_ref(rl, now += MS, ref, 1, 1, s_use);
+			if (!leak)
+				ev_ref(rl, now += MS, ref, 2, -1, s_use_put);
+			/* round 2: half the balanced objects release elsewhere */
+			if (round == 2 && !leak && i % 4 == 2) {
+				ev_put(rl, now += MS, ref, s_other);
+				ev_free(rl, now += MS, obj, "c", 0);
+			} else if (!leak) {
+				ev_put(rl, now += MS, ref, s_release_last);
+				ev_free(rl, now += MS, obj, "c", 0);
+			} else {
+				ev_ref(rl, now += MS, ref, 2, -1, s_release);
+			}
+		}
+		refleak__exit(rl, 100, now += MS);
+		finish(rl, now + 5 * SEC);
+
+		g = only_group(rl, REFLEAK_LIKELY_LEAK);
+		u = only_unput(g);
+		TEST_ASSERT_VAL("one list for the four leaks",
+				u && u->nr_objects == 4 && u->refs == 1);
+		if (round == 0) {
+			TEST_ASSERT_VAL("the second syscall's get, certain, and no other",
+					u->certain && u->nr_stacks == 1 &&
+					u->stacks[0].stack == s_use && u->stacks[0].balance == 1);
+		} else if (round == 1) {
+			TEST_ASSERT_VAL("no balanced shape: three candidates, not certain",
+					!u->certain && u->nr_stacks == 3);
+		} else {
+			/* {set, store} / {drop, release}, and the same with other */
+			TEST_ASSERT_VAL("one shape contained: still certain",
+					u->certain && u->nr_stacks == 1 &&
+					u->stacks[0].stack == s_use);
+		}
+		refleak__delete(rl);
+	}
+	return TEST_OK;
+}
+
 static struct test_case tests__refleak[] = {
 	TEST_CASE("balanced object", refleak_balanced),
 	TEST_CASE("one object per class", refleak_classes),
@@ -1322,6 +1423,8 @@ static struct test_case tests__refleak[] = {
 	TEST_CASE("refs: several gets could own a put", refleak_refs_ambiguous),
 	TEST_CASE("refs: handed over, freed holding, before the recording, lost",
 		  refleak_refs_handoff),
+	TEST_CASE("refs: the balanced objects' shape names the error path's get",
+		  refleak_refs_balanced_shape),
 	{ .name = NULL, }
 };
 

@@ -22,15 +22,32 @@
  * When none decides, the put could belong to several gets: one is paired
  * (so that the counts stay right) and all of them become candidates.  What
  * is left at the end are the references never put.  If no put needed a
- * choice, they are certain; otherwise the report lists every candidate with
+ * choice, they are certain.  Otherwise rule 4 compares what the rules left
+ * open with the balanced objects of the site:
+ *
+ *   4. balanced shape: the gets not surely paired and the puts not decided
+ *      of a balanced object (its shape, by rules 2 and 3 alone) balance
+ *      each other.  If the open gets and puts of the leaked object contain
+ *      such a shape, those puts are taken to pair with those gets (as
+ *      rule 1 takes a pair seen in a balanced object), and the gets left
+ *      over are the references never put: certain when no open put is left
+ *      over either.  The shape that explains the most puts is used; two
+ *      different shapes explaining as many leave the result undecided.
+ *
+ * An error path that forgot a put leaves exactly this: the objects that
+ * took the normal path show which puts balance the other gets.  When rule
+ * 4 cannot decide either, the report lists every candidate with
  * its balance (its gets not surely paired: paired before the first choice
  * the rules could not make) and says it could not decide.  Balanced
  * objects (their counter reached zero, the object was freed) are paired
  * the same way, and the pairs decided by rules 2 and 3 are what rule 1
  * learns, so a put is paired in a leaked object as it was in the objects
- * that did not leak.  Rule 1 compares stacks without the machinery and
- * with their first frame as a function: a final put and a put that leaves
- * references differ only in the call the helper makes to report them.
+ * that did not leak.  Rules 1 and 4 compare stacks without the machinery
+ * and with their first frame as a function: a final put and a put that
+ * leaves references differ only in the call the helper makes to report
+ * them.  Every rule reads a stack taken in an interrupt (an RCU callback
+ * dropping the reference of a freed holder) only down to the interrupt's
+ * entry: below it is whatever the interrupt stopped.
  *
  * Counts are checked: each ref_trace_ref carries the count before it, and
  * a count that differs from the ledger's means an event is missing (lost,
@@ -56,6 +73,10 @@
 #define RL_LEDGER_MAX		65536
 /* distinct get stacks a pairing follows; more make it uncertain */
 #define RL_UNITS_MAX		64
+/* puts a pairing could not decide, remembered for rule 4 */
+#define RL_OPEN_MAX		64
+/* balanced shapes kept per site; more make rule 4 undecided there */
+#define RL_SHAPES_MAX		64
 
 struct rl_ledger_entry {
 	u32	stack;
@@ -89,6 +110,29 @@ struct rl_pairing {
 	bool		ambiguous;
 	bool		overflow;
 	u64		excess;		/* puts with no get left to pair */
+	u64		open[RL_OPEN_MAX];	/* stack keys of the puts not decided */
+	u32		nr_open;
+};
+
+/* references at one stack key, in what a pairing left open */
+struct rl_open_ref {
+	u64	key;
+	u32	n;
+	bool	put;
+};
+
+/* what the rules left open in a balanced object, sorted by (put, key) */
+struct rl_shape {
+	u64			hash;
+	u32			nr_puts;
+	u32			nr;
+	struct rl_open_ref	e[];
+};
+
+struct rl_shapes {
+	u32		nr;
+	bool		overflow;
+	struct rl_shape	*shape[RL_SHAPES_MAX];
 };
 
 static int rl_ledger__push(struct rl_ledger *l, u32 stack, s32 delta)
@@ -191,6 +235,21 @@ static u64 rl_func(const struct refleak_config *cfg, u64 ip)
 	return cfg->func_of ? cfg->func_of(cfg->func_ctx, ip) : ip;
 }
 
+/*
+ * Frames of a leaf-first stack that belong to the get or put: up to the
+ * interrupt entry, if it ran in an interrupt.  What the interrupt stopped
+ * differs from one event to the next and says nothing about the reference.
+ */
+static u32 rl_stack_end(const struct refleak_config *cfg, const u64 *ips, u32 nr)
+{
+	u32 i;
+
+	for (i = 0; cfg->irq_entry && i < nr; i++)
+		if (cfg->irq_entry(cfg->func_ctx, ips[i]))
+			return i + 1;
+	return nr;
+}
+
 /* index of the first frame of a leaf-first stack outside the machinery */
 static u32 rl_user_start(const struct refleak_config *cfg, const u64 *ips, u32 nr)
 {
@@ -219,6 +278,8 @@ static u32 rl_scope(struct refleak *rl, const struct refleak_config *cfg, u32 g,
 	pi = refleak__stack(rl, p, &pn);
 	if (!gi || !pi)
 		return 0;
+	gn = rl_stack_end(cfg, gi, gn);
+	pn = rl_stack_end(cfg, pi, pn);
 	gs = rl_user_start(cfg, gi, gn);
 	ps = rl_user_start(cfg, pi, pn);
 	ng = gn - gs;
@@ -239,7 +300,7 @@ static u32 rl_scope(struct refleak *rl, const struct refleak_config *cfg, u32 g,
 	return score;
 }
 
-/* a stack as rule 1 compares it, see the top of this file */
+/* a stack as rules 1 and 4 compare it, see the top of this file */
 static u64 rl_stack_key(struct refleak *rl, const struct refleak_config *cfg, u32 id)
 {
 	u64 h = 0xcbf29ce484222325ULL;	/* FNV-1a over the frames */
@@ -249,6 +310,7 @@ static u64 rl_stack_key(struct refleak *rl, const struct refleak_config *cfg, u3
 	ips = id ? refleak__stack(rl, id, &nr) : NULL;
 	if (!ips)
 		return id;
+	nr = rl_stack_end(cfg, ips, nr);
 	s = rl_user_start(cfg, ips, nr);
 	for (i = s; i < nr; i++)
 		h = (h ^ (i == s ? rl_func(cfg, ips[i]) : ips[i])) * 0x100000001b3ULL;
@@ -292,7 +354,7 @@ static long rl_learned(const struct refleak_site *site, u64 get, u64 put)
 {
 	long n = 0;
 
-	if (site->pairs)
+	if (site && site->pairs)
 		hashmap__find(site->pairs, rl_pair_key(get, put), &n);
 	return n;
 }
@@ -398,7 +460,10 @@ static void rl_learn_pair(struct refleak_site *site, u64 get, u64 put)
 	hashmap__set(site->pairs, rl_pair_key(get, put), n + 1, NULL, NULL);
 }
 
-/* run the ledger through the rules; @learn: record what was decided in @site */
+/*
+ * Run the ledger through the rules; @learn: record what was decided in
+ * @site.  A NULL @site: rules 2 and 3 alone, as rule 4 compares.
+ */
 static void rl_pair_ledger(struct refleak *rl, struct refleak_site *site,
 			   const struct rl_ledger *l, struct rl_pairing *pr, bool learn)
 {
@@ -426,13 +491,114 @@ static void rl_pair_ledger(struct refleak *rl, struct refleak_site *site,
 				continue;
 			}
 			u->paired++;
-			if (!decided)
+			if (!decided) {
+				if (pr->nr_open < RL_OPEN_MAX)
+					pr->open[pr->nr_open] = rl_stack_key(rl, cfg, e->stack);
+				else
+					pr->overflow = true;
+				pr->nr_open++;
 				continue;
+			}
 			u->sure++;
 			if (learn && u->stack && e->stack)
 				rl_learn_pair(site, u->key, rl_stack_key(rl, cfg, e->stack));
 		}
 	}
+}
+
+static int rl_open_ref_cmp(const void *a, const void *b)
+{
+	const struct rl_open_ref *x = a, *y = b;
+
+	if (x->put != y->put)
+		return x->put ? 1 : -1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/*
+ * What @pr left open, in @out (room for RL_UNITS_MAX + RL_OPEN_MAX): the
+ * gets not surely paired and the puts not decided, by stack key, sorted.
+ */
+static u32 rl_open_refs(const struct rl_pairing *pr, struct rl_open_ref *out)
+{
+	u32 i, n = 0, m = 0;
+
+	for (i = 0; i < pr->nr; i++) {
+		const struct rl_unit *u = &pr->units[i];
+
+		if (u->gets > u->sure)
+			out[n++] = (struct rl_open_ref){
+				.key = u->key, .n = min(u->gets - u->sure, (s64)UINT32_MAX),
+			};
+	}
+	for (i = 0; i < pr->nr_open && i < RL_OPEN_MAX; i++)
+		out[n++] = (struct rl_open_ref){ .key = pr->open[i], .n = 1, .put = true, };
+	qsort(out, n, sizeof(*out), rl_open_ref_cmp);
+	for (i = 0; i < n; i++) {
+		if (m && !rl_open_ref_cmp(&out[m - 1], &out[i]))
+			out[m - 1].n += out[i].n;
+		else
+			out[m++] = out[i];
+	}
+	return m;
+}
+
+static u64 rl_open_refs_hash(const struct rl_open_ref *e, u32 nr)
+{
+	u64 h = 0xcbf29ce484222325ULL;
+	u32 i;
+
+	for (i = 0; i < nr; i++)
+		h = (h ^ (e[i].key + e[i].n * 2 + e[i].put)) * 0x100000001b3ULL;
+	return h;
+}
+
+static bool rl_shape__is(const struct rl_shape *sh, const struct rl_open_ref *e, u32 nr, u64 hash)
+{
+	u32 i;
+
+	if (sh->hash != hash || sh->nr != nr)
+		return false;
+	for (i = 0; i < nr; i++)
+		if (rl_open_ref_cmp(&sh->e[i], &e[i]) || sh->e[i].n != e[i].n)
+			return false;
+	return true;
+}
+
+/* rule 4: remember what the rules left open in a balanced object of @site */
+static void rl_learn_shape(struct refleak_site *site, const struct rl_pairing *pr)
+{
+	struct rl_open_ref e[RL_UNITS_MAX + RL_OPEN_MAX];
+	struct rl_shapes *shapes = site->shapes;
+	struct rl_shape *sh;
+	u32 nr = rl_open_refs(pr, e), i, puts = 0;
+	u64 hash = rl_open_refs_hash(e, nr);
+
+	if (!shapes) {
+		shapes = zalloc(sizeof(*shapes));
+		if (!shapes)
+			return;
+		site->shapes = shapes;
+	}
+	for (i = 0; i < shapes->nr; i++)
+		if (rl_shape__is(shapes->shape[i], e, nr, hash))
+			return;
+	if (shapes->nr == RL_SHAPES_MAX) {
+		shapes->overflow = true;
+		return;
+	}
+	sh = malloc(sizeof(*sh) + nr * sizeof(sh->e[0]));
+	if (!sh) {
+		shapes->overflow = true;	/* a shape missing could change an answer */
+		return;
+	}
+	for (i = 0; i < nr; i++)
+		puts += e[i].put ? e[i].n : 0;
+	sh->hash = hash;
+	sh->nr_puts = puts;
+	sh->nr = nr;
+	memcpy(sh->e, e, nr * sizeof(*e));
+	shapes->shape[shapes->nr++] = sh;
 }
 
 void rl_refs__learn(struct refleak *rl, struct refleak_site *site, const struct rl_ledger *l)
@@ -442,6 +608,77 @@ void rl_refs__learn(struct refleak *rl, struct refleak_site *site, const struct 
 	if (!l || l->truncated || l->inconsistent)
 		return;
 	rl_pair_ledger(rl, site, l, &pr, true);
+	if (!pr.ambiguous)
+		return;
+	rl_pair_ledger(rl, NULL, l, &pr, false);
+	if (pr.ambiguous && !pr.overflow)
+		rl_learn_shape(site, &pr);
+}
+
+/*
+ * @e minus @sh into @out, both sorted by (put, key): the number of entries
+ * left, or -1 when @sh is not contained in @e.
+ */
+static int rl_shape__subtract(const struct rl_shape *sh, const struct rl_open_ref *e, u32 nr,
+			      struct rl_open_ref *out)
+{
+	u32 i = 0, j = 0, m = 0;
+
+	while (i < nr) {
+		int c = j < sh->nr ? rl_open_ref_cmp(&e[i], &sh->e[j]) : -1;
+
+		if (c > 0)
+			return -1;	/* the shape has a reference @e has not */
+		if (c < 0) {
+			out[m++] = e[i++];
+			continue;
+		}
+		if (sh->e[j].n > e[i].n)
+			return -1;
+		if (e[i].n > sh->e[j].n) {
+			out[m] = e[i];
+			out[m++].n -= sh->e[j].n;
+		}
+		i++;
+		j++;
+	}
+	return j == sh->nr ? (int)m : -1;
+}
+
+/*
+ * Rule 4 on @pr, the pairing by rules 2 and 3 of an object that kept
+ * references: the open references left once the balanced shape that
+ * explains the most puts is taken out, in @left; their number, or -1 when
+ * no shape (or no single one) explains any.
+ */
+static int rl_balanced_shape(const struct refleak_site *site, const struct rl_pairing *pr,
+			     struct rl_open_ref *left)
+{
+	struct rl_open_ref e[RL_UNITS_MAX + RL_OPEN_MAX], tmp[RL_UNITS_MAX + RL_OPEN_MAX];
+	const struct rl_shapes *shapes = site->shapes;
+	u32 nr, i, best_puts = 0, nr_best = 0;
+	int best_nr = -1, k;
+
+	if (!shapes || shapes->overflow || pr->overflow)
+		return -1;
+	nr = rl_open_refs(pr, e);
+	for (i = 0; i < shapes->nr; i++) {
+		const struct rl_shape *sh = shapes->shape[i];
+
+		if (!sh->nr_puts || sh->nr_puts < best_puts)
+			continue;
+		k = rl_shape__subtract(sh, e, nr, tmp);
+		if (k < 0)
+			continue;
+		if (sh->nr_puts > best_puts) {
+			best_puts = sh->nr_puts;
+			nr_best = 0;
+		}
+		nr_best++;
+		best_nr = k;
+		memcpy(left, tmp, k * sizeof(*tmp));
+	}
+	return nr_best == 1 ? best_nr : -1;
 }
 
 static int unput_stack_cmp(const void *a, const void *b)
@@ -479,6 +716,87 @@ static bool rl_str_equal(long a, long b, void *ctx __maybe_unused)
 	return !strcmp((const char *)a, (const char *)b);
 }
 
+/* the references never put as rules 1-3 left them: @n stacks */
+static struct refleak_unput *rl_unput__by_rules(const struct rl_pairing *pr, s64 refs, u32 n)
+{
+	struct refleak_unput *u = zalloc(sizeof(*u) + n * sizeof(u->stacks[0]));
+	u32 i;
+
+	if (!u)
+		return NULL;
+	u->nr_objects = 1;
+	u->refs = refs;
+	u->certain = !pr->ambiguous && !pr->overflow;
+	for (i = 0; i < pr->nr; i++) {
+		const struct rl_unit *un = &pr->units[i];
+
+		if (un->gets > un->paired || (pr->ambiguous && un->candidate)) {
+			/* not certain: how many of its references may be the ones never put */
+			u->stacks[u->nr_stacks].stack = un->stack;
+			u->stacks[u->nr_stacks].balance = un->gets -
+				(pr->ambiguous ? un->sure : un->paired);
+			u->nr_stacks++;
+		}
+		/* references from before the recording: nothing is certain */
+		if (!un->stack && un->gets > un->paired)
+			u->certain = false;
+	}
+	return u;
+}
+
+/*
+ * The references never put by rule 4, NULL when it does not apply: the
+ * gets left once a balanced shape of @site is taken out of the open ones,
+ * certain when no put is left open.
+ */
+static struct refleak_unput *rl_unput__by_shape(struct refleak *rl,
+						const struct refleak_site *site,
+						const struct rl_ledger *l, s64 refs)
+{
+	struct rl_open_ref left[RL_UNITS_MAX + RL_OPEN_MAX];
+	struct refleak_unput *u;
+	struct rl_pairing pr;
+	s64 gets = 0, puts = 0;
+	int nr, i;
+	u32 k;
+
+	rl_pair_ledger(rl, NULL, l, &pr, false);
+	nr = rl_balanced_shape(site, &pr, left);
+	if (nr <= 0)
+		return NULL;
+	for (i = 0; i < nr; i++) {
+		if (left[i].put)
+			puts += left[i].n;
+		else
+			gets += left[i].n;
+	}
+	if (gets - puts != refs || pr.excess)
+		return NULL;	/* the counts do not add up: keep what rules 1-3 say */
+	u = zalloc(sizeof(*u) + nr * sizeof(u->stacks[0]));
+	if (!u)
+		return NULL;
+	u->nr_objects = 1;
+	u->refs = refs;
+	u->certain = !puts;
+	for (i = 0; i < nr && !left[i].put; i++) {
+		/* the first get at that key stands for it (same function, same callers) */
+		for (k = 0; k < pr.nr; k++) {
+			const struct rl_unit *un = &pr.units[k];
+
+			if (un->key == left[i].key && un->gets > un->sure)
+				break;
+		}
+		if (k == pr.nr)
+			continue;
+		u->stacks[u->nr_stacks].stack = pr.units[k].stack;
+		u->stacks[u->nr_stacks].balance = left[i].n;
+		if (!pr.units[k].stack)
+			u->certain = false;
+		u->nr_stacks++;
+	}
+	return u;
+}
+
 int rl_refs__name(struct refleak *rl, struct refleak_group *g, const struct rl_ledger *l,
 		  bool uncertain)
 {
@@ -503,27 +821,13 @@ int rl_refs__name(struct refleak *rl, struct refleak_group *g, const struct rl_l
 	if (refs <= 0)
 		return 0;	/* every reference was put: the counter was not the leak */
 
-	u = zalloc(sizeof(*u) + n * sizeof(u->stacks[0]));
+	u = pr.ambiguous ? rl_unput__by_shape(rl, g->site, l, refs) : NULL;
+	if (!u)
+		u = rl_unput__by_rules(&pr, refs, n);
 	if (!u)
 		return -ENOMEM;
-	u->nr_objects = 1;
-	u->refs = refs;
-	u->certain = !pr.ambiguous && !pr.overflow && !uncertain && !l->truncated &&
-		     !l->inconsistent;
-	for (i = 0; i < pr.nr; i++) {
-		struct rl_unit *un = &pr.units[i];
-
-		if (un->gets > un->paired || (pr.ambiguous && un->candidate)) {
-			/* not certain: how many of its references may be the ones never put */
-			u->stacks[u->nr_stacks].stack = un->stack;
-			u->stacks[u->nr_stacks].balance = un->gets -
-				(pr.ambiguous ? un->sure : un->paired);
-			u->nr_stacks++;
-		}
-		/* references from before the recording: nothing is certain */
-		if (!un->stack && un->gets > un->paired)
-			u->certain = false;
-	}
+	if (uncertain || l->truncated || l->inconsistent)
+		u->certain = false;
 	qsort(u->stacks, u->nr_stacks, sizeof(u->stacks[0]), unput_stack_cmp);
 
 	if (!g->unput) {
@@ -587,8 +891,15 @@ struct refleak_unput **refleak_group__unput(struct refleak_group *g, size_t *nr)
 
 void rl_refs__site_exit(struct refleak_site *site)
 {
+	u32 i;
+
 	hashmap__free(site->pairs);
 	site->pairs = NULL;
+	if (!site->shapes)
+		return;
+	for (i = 0; i < site->shapes->nr; i++)
+		free(site->shapes->shape[i]);
+	zfree(&site->shapes);
 }
 
 void rl_refs__group_exit(struct refleak_group *g)

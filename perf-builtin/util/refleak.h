@@ -105,6 +105,12 @@ struct refleak_config {
 	 * every address is a function of its own.
 	 */
 	u64	(*func_of)(void *ctx, u64 ip);
+	/*
+	 * Pairing: the frame is where an interrupt entered (the softirq
+	 * dispatcher, an interrupt vector): the frames below it, toward the
+	 * root, are whatever the interrupt stopped.  NULL: none is.
+	 */
+	bool	(*irq_entry)(void *ctx, u64 ip);
 	void	*func_ctx;
 };
 
@@ -219,6 +225,7 @@ struct refleak_object {
 };
 
 struct refleak_site;
+struct rl_shapes;
 
 struct refleak_stack_count {
 	u32	id;
@@ -277,6 +284,8 @@ struct refleak_site {
 	bool			refs_traced;
 	/* (get, put) stack keys -> pairs seen in balanced objects (refleak-refs.c) */
 	struct hashmap		*pairs;
+	/* what the rules left open in balanced objects (refleak-refs.c, rule 4) */
+	struct rl_shapes	*shapes;
 	struct refleak_group	*groups[REFLEAK_NR_CLASSES];
 	struct refleak_site	*next;		/* hash chain / list */
 };

@@ -11,6 +11,11 @@
  * allocated once it has exited (some frees are deferred to RCU or a
  * workqueue, hence the short settle sleep at the end).
  *
+ * Each iteration also walks the same calls without the condition that
+ * leaks (the normal path next to the error path), as any real workload
+ * does: those objects reach zero on either kernel, and they are what
+ * 'perf refleak report' learns the balanced shape of an object from.
+ *
  * Exit status: 0 done, 1 a syscall failed unexpectedly (or bad usage),
  * 2 the kernel lacks the feature (the reason is printed).
  *
@@ -22,6 +27,7 @@
 #include <grp.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,17 +124,17 @@ static void in_child(void (*fn)(int), int i)
  * search it, and join it again while it is already the session keyring.
  * The second join finds it (taking a reference) and returns 0 from the
  * "keyring == new->session_keyring" branch, which must drop that
- * reference.  The child then exits, releasing its session keyring.
+ * reference.  The child then exits, releasing its session keyring.  The
+ * normal path: a child joins a new keyring once and exits.
  */
-static void keys_child(int i)
+static void keys_join_new(int i, char *name, size_t size)
 {
 	struct timespec now;
-	char name[80];
-	long serial, ret;
+	long serial;
 
 	/* unique even if a leaked keyring of an earlier run has our pid */
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	snprintf(name, sizeof(name), "refleak-%d-%lld.%09ld-%d", (int)getppid(),
+	snprintf(name, size, "refleak-%d-%lld.%09ld-%d", (int)getppid(),
 		 (long long)now.tv_sec, now.tv_nsec, i);
 	serial = syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, name);
 	if (serial < 0) {
@@ -140,6 +146,22 @@ static void keys_child(int i)
 		    KEY_POS_ALL | KEY_USR_VIEW | KEY_USR_READ |
 		    KEY_USR_SEARCH | KEY_USR_LINK) < 0)
 		fail("keyctl(KEYCTL_SETPERM)");
+}
+
+/* the normal path: join a new keyring once, exit */
+static void keys_child_once(int i)
+{
+	char name[80];
+
+	keys_join_new(i, name, sizeof(name));
+}
+
+static void keys_child(int i)
+{
+	char name[80];
+	long ret;
+
+	keys_join_new(i, name, sizeof(name));
 	ret = syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, name);
 	if (ret < 0)
 		fail("keyctl(KEYCTL_JOIN_SESSION_KEYRING) to rejoin");
@@ -150,16 +172,31 @@ static void keys_child(int i)
 
 static void case_keys(int n)
 {
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		in_child(keys_child_once, i);
 		in_child(keys_child, i);
+	}
 }
 
 /*
  * inotify-mask-create: watch a fresh file, then ask for a watch on it again
  * with IN_MASK_CREATE.  The lookup of the existing mark takes a reference
  * that the -EEXIST return must drop.  Then remove the watch, close the
- * instance and unlink the file.
+ * instance and unlink the file.  The normal path: the same without the
+ * IN_MASK_CREATE watch.
  */
+/* a watch with IN_MASK_CREATE on a watched file: EEXIST */
+static void inotify_mask_create_fails(int fd, const char *path)
+{
+	if (inotify_add_watch(fd, path, IN_MODIFY | IN_MASK_CREATE) >= 0)
+		quit(1, "inotify_add_watch(IN_MASK_CREATE) on a watched "
+		     "file succeeded, expected EEXIST");
+	if (errno == EINVAL)
+		unsupported("inotify_add_watch(IN_MASK_CREATE)");
+	if (errno != EEXIST)
+		fail("inotify_add_watch(IN_MASK_CREATE)");
+}
+
 static void case_inotify(int n)
 {
 	const char *dir = getenv("TMPDIR");
@@ -167,7 +204,8 @@ static void case_inotify(int n)
 
 	if (!dir || !*dir)
 		dir = "/tmp";
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < 2 * n; i++) {
+		bool mask_create = i % 2;	/* the normal path first */
 		int fd, wd, file;
 
 		fd = inotify_init1(IN_CLOEXEC);
@@ -185,13 +223,8 @@ static void case_inotify(int n)
 		wd = inotify_add_watch(fd, path, IN_MODIFY);
 		if (wd < 0)
 			fail("inotify_add_watch");
-		if (inotify_add_watch(fd, path, IN_MODIFY | IN_MASK_CREATE) >= 0)
-			quit(1, "inotify_add_watch(IN_MASK_CREATE) on a watched "
-			     "file succeeded, expected EEXIST");
-		if (errno == EINVAL)
-			unsupported("inotify_add_watch(IN_MASK_CREATE)");
-		if (errno != EEXIST)
-			fail("inotify_add_watch(IN_MASK_CREATE)");
+		if (mask_create)
+			inotify_mask_create_fails(fd, path);
 		if (inotify_rm_watch(fd, wd) < 0)
 			fail("inotify_rm_watch");
 		if (close(fd) < 0)
@@ -202,16 +235,30 @@ static void case_inotify(int n)
 }
 
 /*
- * unix-oob-pid: a child sends one MSG_OOB byte on an AF_UNIX stream socket
- * whose peer has SO_PASSCRED, so the OOB skb gets a reference on the
- * child's struct pid, which the skb's destructor must drop.  The parent
- * reads the byte, reaps the child and closes both ends.
+ * unix-oob-pid: a child sends one byte and one MSG_OOB byte on an AF_UNIX
+ * stream socket whose peer has SO_PASSCRED, so each skb gets a reference
+ * on the child's struct pid, which the skb's destructor must drop.  The
+ * parent reads both bytes, reaps the child and closes both ends.  The
+ * normal path: a child that sends the byte alone.
  */
 static int oob_sv[2];
+
+static void unix_child_send(void)
+{
+	if (send(oob_sv[0], "a", 1, 0) != 1)
+		fail("send");
+}
+
+static void unix_child_normal(int i)
+{
+	(void)i;
+	unix_child_send();
+}
 
 static void unix_child(int i)
 {
 	(void)i;
+	unix_child_send();
 	if (send(oob_sv[0], "!", 1, MSG_OOB) != 1) {
 		if (errno == EOPNOTSUPP)
 			unsupported("send(MSG_OOB) on AF_UNIX");
@@ -224,7 +271,9 @@ static void case_unix(int n)
 	int one = 1;
 	char c;
 
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < 2 * n; i++) {
+		bool oob = i % 2;	/* the normal path first */
+
 		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, oob_sv) < 0) {
 			if (missing_feature(errno))
 				unsupported("socketpair(AF_UNIX)");
@@ -233,11 +282,15 @@ static void case_unix(int n)
 		if (setsockopt(oob_sv[1], SOL_SOCKET, SO_PASSCRED, &one,
 			       sizeof(one)) < 0)
 			fail("setsockopt(SO_PASSCRED)");
-		in_child(unix_child, i);
-		if (recv(oob_sv[1], &c, 1, MSG_OOB | MSG_DONTWAIT) != 1)
+		in_child(oob ? unix_child : unix_child_normal, i);
+		if (oob && recv(oob_sv[1], &c, 1, MSG_OOB | MSG_DONTWAIT) != 1)
 			fail("recv(MSG_OOB)");
-		if (c != '!')
+		if (oob && c != '!')
 			quit(1, "recv(MSG_OOB) read %#x, expected '!'", c);
+		if (recv(oob_sv[1], &c, 1, MSG_DONTWAIT) != 1)
+			fail("recv");
+		if (c != 'a')
+			quit(1, "recv read %#x, expected 'a'", c);
 		if (close(oob_sv[0]) < 0 || close(oob_sv[1]) < 0)
 			fail("close(socket)");
 	}
@@ -249,8 +302,26 @@ static void case_unix(int n)
  * an ICMP datagram socket: ping_init_sock() takes a reference on the
  * child's group_info, finds the gid in it and must drop the reference.
  * The child then exits, releasing its credentials (and group_info).
- * The original range is restored at the end.
+ * The normal path: a child whose group is outside the range is denied
+ * (ping_init_sock() puts the reference on that return).  The original
+ * range is restored at the end.
  */
+/* the normal path: a supplementary group outside the range, EACCES */
+static void ping_child_denied(int i)
+{
+	gid_t gid = PING_GID + 1;
+
+	(void)i;
+	if (syscall(SYS_setgroups, 1, &gid) < 0)
+		fail("setgroups");
+	if (socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_ICMP) >= 0)
+		quit(1, "an ICMP socket with gid %d outside the range", PING_GID + 1);
+	if (missing_feature(errno))
+		unsupported("socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP)");
+	if (errno != EACCES)
+		fail("socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP), expected EACCES");
+}
+
 static void ping_child(int i)
 {
 	gid_t gid = PING_GID;
@@ -309,8 +380,10 @@ static void case_ping(int n)
 	snprintf(range, sizeof(range), "%d %d\n", PING_GID, PING_GID);
 	if (write_file(PING_RANGE, range) < 0)
 		fail("write " PING_RANGE);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		in_child(ping_child_denied, i);
 		in_child(ping_child, i);
+	}
 	if (write_file(PING_RANGE, old) < 0)
 		fail("restore " PING_RANGE);
 }
