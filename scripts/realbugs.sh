@@ -131,8 +131,8 @@ while read -r name patch site cache _refs get naming; do
 	named=$(named_get "$name" "$site" "$cache" "$get")
 	count=$(echo "$found" | head -n 1 | cut -d' ' -f1)
 	if [ -n "$found" ] && [ -z "$control" ] && naming_ok "$naming" "$named" "$count"; then
-		echo "PASS $name: found $(echo "$found" | head -n 1) ($patch); none without the bug"
-		echo "     the reference never put ($get): $(naming_text "$named")"
+		echo "PASS $name: found $(echo "$found" | head -n 1) ($patch); none without the bug;" \
+			"the reference never put ($get): $(naming_text "$named")"
 		passed=$((passed + 1))
 	elif [ -n "$found" ] && [ -z "$control" ]; then
 		echo "FAIL $name: found $(echo "$found" | head -n 1), but the get in $get is $(naming_text "$named"), expected $naming (record --refs); see $out/buggy/$name.txt"
