@@ -778,6 +778,10 @@ static struct refleak_unput *rl_unput__by_shape(struct refleak *rl,
 	u->nr_objects = 1;
 	u->refs = refs;
 	u->certain = !puts;
+	/* references from before the recording, even if a shape explains them */
+	for (k = 0; k < pr.nr; k++)
+		if (!pr.units[k].stack && pr.units[k].gets > pr.units[k].sure)
+			u->certain = false;
 	for (i = 0; i < nr && !left[i].put; i++) {
 		/* the first get at that key stands for it (same function, same callers) */
 		for (k = 0; k < pr.nr; k++) {
@@ -790,8 +794,6 @@ static struct refleak_unput *rl_unput__by_shape(struct refleak *rl,
 			continue;
 		u->stacks[u->nr_stacks].stack = pr.units[k].stack;
 		u->stacks[u->nr_stacks].balance = left[i].n;
-		if (!pr.units[k].stack)
-			u->certain = false;
 		u->nr_stacks++;
 	}
 	return u;
