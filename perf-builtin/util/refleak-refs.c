@@ -492,6 +492,9 @@ static void rl_pair_ledger(struct refleak *rl, struct refleak_site *site,
 			}
 			u->paired++;
 			if (!decided) {
+				/* what rule 4 compares: kept when pairing for it */
+				if (site)
+					continue;
 				if (pr->nr_open < RL_OPEN_MAX)
 					pr->open[pr->nr_open] = rl_stack_key(rl, cfg, e->stack);
 				else
