@@ -913,6 +913,48 @@ static int rl_row_cmp(const void *pa, const void *pb)
 	return c;
 }
 
+/* rows[i] and, after it, the rows of the groups it holds, in sorted order */
+static void rl_rows_place(const struct rl_row *rows, size_t nr, size_t i, struct rl_row *out,
+			  size_t *n, bool *done)
+{
+	size_t j;
+
+	done[i] = true;
+	out[(*n)++] = rows[i];
+	for (j = 0; j < nr; j++)
+		if (!done[j] && rows[j].g->held_by == rows[i].g)
+			rl_rows_place(rows, nr, j, out, n, done);
+}
+
+/*
+ * A group whose objects another listed group's objects hold comes right
+ * after its holder: the root first, so that the first row a user follows
+ * (and its 'record --refs' hint) is the leak to fix.
+ */
+static void rl_rows_roots_first(struct rl_row *rows, size_t nr)
+{
+	struct rl_row *out = calloc(nr + 1, sizeof(*out));
+	bool *done = calloc(nr + 1, sizeof(*done));
+	size_t i, j, n = 0;
+
+	if (!out || !done)
+		goto out;
+	for (i = 0; i < nr; i++) {
+		for (j = 0; j < nr; j++)
+			if (j != i && rows[i].g->held_by == rows[j].g)
+				break;
+		if (j == nr && !done[i])
+			rl_rows_place(rows, nr, i, out, &n, done);
+	}
+	for (i = 0; i < nr; i++)	/* holders holding each other */
+		if (!done[i])
+			out[n++] = rows[i];
+	memcpy(rows, out, nr * sizeof(*rows));
+out:
+	free(out);
+	free(done);
+}
+
 static struct rl_row *rl_rows(struct refleak_report *rep, enum refleak_class class, size_t *nr)
 {
 	struct refleak_group **groups = refleak__groups(rep->rl, class, nr);
@@ -933,6 +975,7 @@ static struct rl_row *rl_rows(struct refleak_report *rep, enum refleak_class cla
 	}
 	free(groups);
 	qsort(rows, *nr, sizeof(*rows), rl_row_cmp);
+	rl_rows_roots_first(rows, *nr);
 	return rows;
 }
 
@@ -1474,6 +1517,22 @@ static void rl_print_timeline(struct refleak_report *rep, FILE *fp, struct refle
 		g->objects_dropped ? " (objects beyond the kept ones not drawn)" : "");
 }
 
+/* why a likely_leak row is likely: "      evidence: owner_exited 2, siblings_died 3" */
+static void rl_print_evidence(FILE *fp, struct refleak_group *g)
+{
+	int ev, first = 1;
+
+	for (ev = 0; ev < REFLEAK_NR_EVIDENCE; ev++) {
+		if (!g->nr_evidence[ev])
+			continue;
+		fprintf(fp, "%s%s %" PRIu64, first ? "      evidence: " : ", ",
+			refleak_evidence__name(ev), g->nr_evidence[ev]);
+		first = 0;
+	}
+	if (!first)
+		fputc('\n', fp);
+}
+
 static void rl_print_class(struct refleak_report *rep, FILE *fp, enum refleak_class class)
 {
 	const struct refleak_stats *st = refleak__stats(rep->rl);
@@ -1520,6 +1579,16 @@ static void rl_print_class(struct refleak_report *rep, FILE *fp, enum refleak_cl
 			color_fprintf(fp, PERF_COLOR_YELLOW, " [%" PRIu64 " uncertain]",
 				      g->nr_uncertain);
 		fputc('\n', fp);
+		if (class == REFLEAK_LIKELY_LEAK)
+			rl_print_evidence(fp, g);
+		if (g->held_by) {
+			char holder[256];
+
+			fprintf(fp, "    kept alive by the likely_leak objects at %s (%s):\n"
+				"      the references never put here were taken where those are allocated\n",
+				rl_site_name(rep, g->held_by->site, holder, sizeof(holder)),
+				g->held_by->site->cache ?: "?");
+		}
 		if (rep->timeline && rl_class_is_live(class))
 			rl_print_timeline(rep, fp, g);
 		if (rep->callchain)
@@ -1815,12 +1884,25 @@ static void json_objects(struct refleak_report *rep, FILE *fp, struct refleak_gr
 	fprintf(fp, "]");
 }
 
+/* ", \"evidence\": {\"owner_exited\": 3, ...}": objects each evidence holds for */
+static void json_evidence(FILE *fp, struct refleak_group *g)
+{
+	int ev;
+
+	fprintf(fp, ", \"evidence\": {");
+	for (ev = 0; ev < REFLEAK_NR_EVIDENCE; ev++)
+		fprintf(fp, "%s\"%s\": %" PRIu64, ev ? ", " : "", refleak_evidence__name(ev),
+			g->nr_evidence[ev]);
+	fprintf(fp, "}");
+}
+
 static void rl_print_json(struct refleak_report *rep, FILE *fp)
 {
 	const struct refleak_stats *st = refleak__stats(rep->rl);
 	int c, first;
 
-	fprintf(fp, "{\"version\": 1,\n \"summary\": {\"events\": {");
+	fprintf(fp, "{\"version\": 1,\n \"summary\": {\"recording_s\": %.3f, \"events\": {",
+		st->last_ns > st->first_ns ? (double)(st->last_ns - st->first_ns) / NSEC_PER_SEC : 0.0);
 	for (c = 0; c < RL_EV_NR; c++)
 		fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", ev_names[c], rep->nr_events[c]);
 	fprintf(fp, "},\n  \"lost_events\": %" PRIu64 ", \"unmatched_final_puts\": %" PRIu64
@@ -1856,6 +1938,18 @@ static void rl_print_json(struct refleak_report *rep, FILE *fp)
 			json_str(fp, g->site->no_alloc ? "" : g->site->cache ?: "?");
 			fprintf(fp, ", \"count\": %" PRIu64 ", \"bytes\": %" PRIu64
 				", \"uncertain\": %" PRIu64, g->count, g->bytes, g->nr_uncertain);
+			if (c == REFLEAK_LIKELY_LEAK)
+				json_evidence(fp, g);
+			if (g->held_by) {
+				char holder[256];
+
+				fprintf(fp, ", \"held_by\": {\"site\": ");
+				json_str(fp, rl_site_name(rep, g->held_by->site, holder,
+							  sizeof(holder)));
+				fprintf(fp, ", \"cache\": ");
+				json_str(fp, g->held_by->site->cache ?: "?");
+				fprintf(fp, "}");
+			}
 			if (rep->has_callchain)
 				json_stacks(rep, fp, g);
 			json_unput(rep, fp, g);
@@ -2147,6 +2241,74 @@ static void rl_print_csv(struct refleak_report *rep, FILE *fp)
 	}
 }
 
+/* live groups, most objects of one allocation stack first */
+struct rl_concentrated {
+	struct rl_row	row;
+	u64		top;		/* objects of its largest allocation stack */
+};
+
+static int rl_concentrated_cmp(const void *pa, const void *pb)
+{
+	const struct rl_concentrated *a = pa, *b = pb;
+
+	return rl_cmp_desc(a->top, b->top) ?: rl_row_cmp(&a->row, &b->row);
+}
+
+/* at most that many possible groups are named when --all is not given */
+#define RL_POSSIBLE_NAMED	5
+
+/*
+ * Without --all, possible findings are only counted.  "Not proven" must not
+ * read as "nothing there": the live groups in which one allocation stack
+ * left at least min-repeat objects are named, one line each, largest first.
+ */
+static void rl_print_possible(struct refleak_report *rep, FILE *fp)
+{
+	static const enum refleak_class live[] = { REFLEAK_OUTSTANDING, REFLEAK_PUT_NOT_FREED_YET };
+	struct rl_concentrated *sel = NULL;
+	size_t nr_sel = 0, i, c;
+
+	for (c = 0; c < ARRAY_SIZE(live); c++) {
+		size_t nr = 0;
+		struct rl_row *rows = rl_rows(rep, live[c], &nr);
+		struct rl_concentrated *more = rows ? realloc(sel, (nr_sel + nr + 1) * sizeof(*sel)) :
+					       NULL;
+
+		if (!more) {
+			free(rows);
+			continue;
+		}
+		sel = more;
+		for (i = 0; i < nr; i++) {
+			size_t nr_stacks = 0;
+			struct refleak_stack_count *sc;
+
+			sc = refleak_group__stacks(rows[i].g, REFLEAK_STACK_ALLOC, &nr_stacks);
+			if (sc && nr_stacks && sc[0].count >= max(rep->min_repeat, 2U)) {
+				sel[nr_sel].row = rows[i];
+				sel[nr_sel++].top = sc[0].count;
+			}
+			free(sc);
+		}
+		free(rows);
+	}
+	if (nr_sel) {
+		qsort(sel, nr_sel, sizeof(*sel), rl_concentrated_cmp);
+		fprintf(fp, "\npossible: %zu group%s of live objects left by one allocation stack, "
+			"not proven leaked\n", nr_sel, nr_sel > 1 ? "s" : "");
+		for (i = 0; i < nr_sel && i < RL_POSSIBLE_NAMED; i++) {
+			struct refleak_group *g = sel[i].row.g;
+
+			fprintf(fp, "  %6" PRIu64 " %-17s %-22s %s\n", sel[i].top,
+				refleak_class__name(g->class), g->site->cache ?: "?", sel[i].row.site);
+		}
+		if (nr_sel > RL_POSSIBLE_NAMED)
+			fprintf(fp, "  ... %zu more\n", nr_sel - RL_POSSIBLE_NAMED);
+		fprintf(fp, "  (--all -g lists them with their stacks)\n");
+	}
+	free(sel);
+}
+
 static void rl_report_print(struct refleak_report *rep, u64 min_age_ns, u64 nr_suspicious)
 {
 	int c;
@@ -2172,6 +2334,8 @@ static void rl_report_print(struct refleak_report *rep, u64 min_age_ns, u64 nr_s
 		rl_print_header(rep, stdout);
 		if (!nr_suspicious)
 			fprintf(stdout, "\nno definite or likely finding\n");
+		if (!rep->all)
+			rl_print_possible(rep, stdout);
 		for (c = 0; c < REFLEAK_BALANCED; c++)
 			if (rep->all || refleak_class__tier(c) != REFLEAK_TIER_POSSIBLE)
 				rl_print_class(rep, stdout, c);

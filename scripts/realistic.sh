@@ -29,11 +29,12 @@ report --fail-on-leak > /dev/null 2>&1 || rc=$?
 echo "realistic guest: kernel $(cat "$out/uname"), $(grep -c . "$out/kallsyms") kallsyms symbols"
 grep -o 'balanced: [0-9]* iterations in [0-9.]* s' "$out/balanced.log" || true
 grep -o 'Captured and wrote [0-9.]* MB[^]]*' "$out/balanced.log" || true
-secs=$(sed -n 's/^# duration: \([0-9.]*\) s$/\1/p' "$out/report.txt")
-echo "recording: $secs s"
-jq -r --arg s "$secs" '.summary.events | to_entries[] |
-	"  \(.key): \(.value) events, \((.value / ($s | tonumber)) | floor)/s"' "$out/report.json"
+jq -r '.summary as $s | "recording: \($s.recording_s) s",
+	($s.events | to_entries[] | "  \(.key): \(.value) events, \(
+		if $s.recording_s > 0 then (.value / $s.recording_s) | floor else 0 end)/s")' \
+	"$out/report.json"
 grep -E '^# (findings|lost events|refcounted sites|unmatched|counters set|objects):' "$out/report.txt" || true
+grep -E -A 6 '^possible: ' "$out/report.txt" || echo "possible: no group of several live objects of one stack"
 python3 "$("$TOP/scripts/assemble-tree.sh")/tools/testing/kunit/kunit.py" parse "$out"/kunit/ref_trace.ktap 2>/dev/null |
 	grep -E 'Testing complete|PASSED|FAILED' | tail -n 2 || true
 echo "report --fail-on-leak: exit $rc"

@@ -707,6 +707,169 @@ static int test__refleak_likely(struct test_suite *test __maybe_unused,
 	return TEST_OK;
 }
 
+/* an allocation stack of its own: three frames under the allocator */
+static u32 alloc_stack(struct refleak *rl, u64 caller)
+{
+	u64 ips[3] = { 0xffffffff8e000010ULL, caller, 0xffffffff8e100000ULL, };
+
+	return refleak__intern_stack(rl, ips, 3);
+}
+
+/* an object born at 'off', put to zero and freed 'life' later */
+static void short_life(struct refleak *rl, u64 t, u64 ptr, u64 site, u32 stack, int pid,
+		       u64 life)
+{
+	ev_alloc_pid(rl, t, ptr, site, stack, pid);
+	ev_set(rl, t + 1, ptr + 8, 1);
+	ev_put(rl, t + life - 1, ptr + 8, 0);
+	ev_free(rl, t + life, ptr, "c", 0);
+}
+
+/*
+ * siblings_died: a kernel worker (pid 7, never exits) allocates at one stack
+ * all along; every second object is freed within 2 ms, the others never
+ * reach zero.  Counter-examples: a pool filled at the start, siblings that
+ * live long, too few siblings.
+ */
+static int test__refleak_likely_siblings(struct test_suite *test __maybe_unused,
+					 int subtest __maybe_unused)
+{
+	const struct refleak_stats *st;
+	struct refleak_group *g;
+	struct refleak *rl;
+	u64 now, end;
+	u32 stack;
+	int i;
+
+	rl = new_engine(true);
+	TEST_ASSERT_VAL("engine", rl);
+	stack = alloc_stack(rl, SITE_A + 0x10);
+	for (i = 0, now = T0; i < 10; i++, now += 200 * MS) {
+		if (i & 1) {
+			short_life(rl, now, 0x10000 + i * 0x1000, SITE_A, stack, 7, 2 * MS);
+		} else {
+			ev_alloc_pid(rl, now, 0x10000 + i * 0x1000, SITE_A, stack, 7);
+			ev_set(rl, now + 1, 0x10008 + i * 0x1000, 1);
+		}
+	}
+	end = now + 3 * SEC;
+	st = finish(rl, end);
+	g = only_group(rl, REFLEAK_LIKELY_LEAK);
+	TEST_ASSERT_VAL("the survivors are likely leaks", g && g->count == 5);
+	TEST_ASSERT_VAL("by siblings_died alone",
+			g->nr_evidence[REFLEAK_EVIDENCE_SIBLINGS_DIED] == 5 &&
+			!g->nr_evidence[REFLEAK_EVIDENCE_OWNER_EXITED] &&
+			!g->nr_evidence[REFLEAK_EVIDENCE_COUNTER_LEFT]);
+	TEST_ASSERT_VAL("each object says why", g->nr_objects == 5 &&
+			g->objects[0].evidence == 1 << REFLEAK_EVIDENCE_SIBLINGS_DIED);
+	TEST_ASSERT_VAL("siblings balanced", st->class_count[REFLEAK_BALANCED] == 5);
+	refleak__delete(rl);
+
+	/* a pool: five objects kept from the start, then siblings come and go */
+	rl = new_engine(false);
+	TEST_ASSERT_VAL("engine", rl);
+	stack = alloc_stack(rl, SITE_A + 0x10);
+	for (i = 0, now = T0; i < 5; i++, now += MS) {
+		ev_alloc_pid(rl, now, 0x10000 + i * 0x1000, SITE_A, stack, 7);
+		ev_set(rl, now + 1, 0x10008 + i * 0x1000, 1);
+	}
+	for (i = 0; i < 20; i++, now += 500 * MS)
+		short_life(rl, now, 0x80000 + i * 0x1000, SITE_A, stack, 7, 2 * MS);
+	st = finish(rl, now + 3 * SEC);
+	TEST_ASSERT_VAL("a pool filled once is outstanding",
+			!st->class_count[REFLEAK_LIKELY_LEAK] &&
+			st->class_count[REFLEAK_OUTSTANDING] == 5);
+	refleak__delete(rl);
+
+	/* siblings that live 1 s: survivors of 5 s have not outlived them tenfold */
+	rl = new_engine(false);
+	TEST_ASSERT_VAL("engine", rl);
+	stack = alloc_stack(rl, SITE_A + 0x10);
+	for (i = 0, now = T0; i < 10; i++, now += 200 * MS) {
+		if (i & 1) {
+			short_life(rl, now, 0x10000 + i * 0x1000, SITE_A, stack, 7, SEC);
+		} else {
+			ev_alloc_pid(rl, now, 0x10000 + i * 0x1000, SITE_A, stack, 7);
+			ev_set(rl, now + 1, 0x10008 + i * 0x1000, 1);
+		}
+	}
+	st = finish(rl, now + 3 * SEC);
+	TEST_ASSERT_VAL("long-lived siblings: outstanding", !st->class_count[REFLEAK_LIKELY_LEAK]);
+	refleak__delete(rl);
+
+	/* one sibling died: below min-repeat, no evidence */
+	rl = new_engine(false);
+	TEST_ASSERT_VAL("engine", rl);
+	stack = alloc_stack(rl, SITE_A + 0x10);
+	short_life(rl, T0, 0x90000, SITE_A, stack, 7, 2 * MS);
+	for (i = 0, now = T0 + 10 * MS; i < 5; i++, now += 200 * MS) {
+		ev_alloc_pid(rl, now, 0x10000 + i * 0x1000, SITE_A, stack, 7);
+		ev_set(rl, now + 1, 0x10008 + i * 0x1000, 1);
+	}
+	st = finish(rl, now + 3 * SEC);
+	TEST_ASSERT_VAL("one sibling: outstanding", !st->class_count[REFLEAK_LIKELY_LEAK]);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+/*
+ * counter_left: objects with a main count (offset 8) and a passive count
+ * (offset 16).  Balanced ones take both to zero and are freed; the leaked
+ * ones put the main count and keep the passive one.
+ */
+static int test__refleak_likely_counter_left(struct test_suite *test __maybe_unused,
+					     int subtest __maybe_unused)
+{
+	const struct refleak_stats *st;
+	struct refleak_group *g;
+	struct refleak *rl;
+	int round, i;
+
+	for (round = 0; round < 3; round++) {
+		/* 0: as said; 1: no balanced sibling; 2: main count put just before the end */
+		u64 now = T0, end = T0 + 10 * SEC;
+
+		rl = new_engine(false);
+		TEST_ASSERT_VAL("engine", rl);
+		for (i = 0; round != 1 && i < 3; i++) {
+			u64 p = 0x10000 + i * 0x1000;
+
+			ev_alloc_pid(rl, now += MS, p, SITE_A, 0, 42);
+			ev_set(rl, now += MS, p + 8, 1);
+			ev_set(rl, now += MS, p + 16, 1);
+			ev_put(rl, now += MS, p + 8, 0);
+			ev_put(rl, now += MS, p + 16, 0);
+			ev_free(rl, now += MS, p, "c", 0);
+		}
+		for (i = 0; i < 3; i++) {
+			u64 p = 0x40000 + i * 0x1000;
+
+			ev_alloc_pid(rl, now += MS, p, SITE_A, 0, 42);
+			ev_set(rl, now += MS, p + 8, 1);
+			ev_set(rl, now += MS, p + 16, 1);
+		}
+		if (round == 2)
+			now = end - 100 * MS;
+		for (i = 0; i < 3; i++)
+			ev_put(rl, now += MS, 0x40008 + i * 0x1000, 0);
+		st = finish(rl, end);
+		g = only_group(rl, REFLEAK_LIKELY_LEAK);
+		if (round == 0) {
+			TEST_ASSERT_VAL("passive count kept: likely", g && g->count == 3 &&
+					g->nr_evidence[REFLEAK_EVIDENCE_COUNTER_LEFT] == 3 &&
+					!g->nr_evidence[REFLEAK_EVIDENCE_OWNER_EXITED]);
+			TEST_ASSERT_VAL("not a final put not freed",
+					!st->class_count[REFLEAK_FINAL_PUT_NOT_FREED]);
+		} else {
+			TEST_ASSERT_VAL("no baseline or too recent: outstanding",
+					!st->class_count[REFLEAK_LIKELY_LEAK] &&
+					st->class_count[REFLEAK_OUTSTANDING] == 3);
+		}
+		refleak__delete(rl);
+	}
+	return TEST_OK;
+}
+
 /* refcount_t's own checks: definite findings, with or without an allocation */
 static int test__refleak_anomalies(struct test_suite *test __maybe_unused,
 				   int subtest __maybe_unused)
@@ -1184,6 +1347,80 @@ static int test__refleak_refs_error_path(struct test_suite *test __maybe_unused,
 }
 
 /*
+ * One leak keeping another alive: the reference the held objects never put
+ * was taken inside the function that allocated the holder objects (a
+ * constructor storing it), which leak too.  The held group says so; with
+ * the get made elsewhere, it does not.
+ */
+static int test__refleak_refs_held_by(struct test_suite *test __maybe_unused,
+				      int subtest __maybe_unused)
+{
+	const u64 root = FN(1), ep = FN(2), create = FN(3), put_fn = FN(4), get_fn = FN(5),
+		  destroy = FN(6), holder_fn = FN(50), elsewhere = FN(51);
+	int round, i;
+
+	for (round = 0; round < 2; round++) {
+		struct refleak *rl = new_refs_engine();
+		struct refleak_group *held, *holder;
+		u32 s_set, s_get, s_put, s_owner;
+		u64 now = T0;
+
+		TEST_ASSERT_VAL("engine", rl);
+		s_set = stack_of(rl, create + 0x10, ep + 0x10, root + 0x10, 0);
+		s_get = stack_of(rl, get_fn + 0x10, (round ? elsewhere : holder_fn) + 0x60,
+				 ep + 0x20, root + 0x10);
+		s_put = stack_of(rl, put_fn + 0x30, (round ? elsewhere : holder_fn) + 0x70,
+				 ep + 0x20, root + 0x10);
+		s_owner = stack_of(rl, destroy + 0x10, ep + 0x30, root + 0x10, 0);
+		for (i = 0; i < 8; i++) {
+			u64 obj = 0x100000 + i * 0x1000, ref = obj + 8;
+
+			ev_alloc_pid(rl, now += MS, obj, SITE_L, 0, 100);
+			ev_set_at(rl, now += MS, ref, 1, s_set);
+			ev_ref(rl, now += MS, ref, 1, 1, s_get);
+			if (i % 2) {
+				/* the holder made now keeps the get: neither is freed */
+				ev_alloc_pid(rl, now += MS, 0x200000 + i * 0x1000,
+					     holder_fn + 0x40, 0, 100);
+				ev_set(rl, now += MS, 0x200008 + i * 0x1000, 1);
+				ev_ref(rl, now += MS, ref, 2, -1, s_owner);
+			} else {
+				ev_ref(rl, now += MS, ref, 2, -1, s_put);
+				ev_put(rl, now += MS, ref, s_owner);
+				ev_free(rl, now += MS, obj, "c", 0);
+			}
+		}
+		refleak__exit(rl, 100, now += MS);
+		finish(rl, now + 5 * SEC);
+
+		held = NULL;
+		holder = NULL;
+		{
+			size_t nr, k;
+			struct refleak_group **arr = refleak__groups(rl, REFLEAK_LIKELY_LEAK, &nr);
+
+			for (k = 0; arr && k < nr; k++) {
+				if (arr[k]->site->call_site == SITE_L)
+					held = arr[k];
+				else if (arr[k]->site->call_site == holder_fn + 0x40)
+					holder = arr[k];
+			}
+			free(arr);
+		}
+		TEST_ASSERT_VAL("both leak", held && holder && held->count == 4 &&
+				holder->count == 4);
+		TEST_ASSERT_VAL("the get named", only_unput(held) && only_unput(held)->certain);
+		if (round == 0)
+			TEST_ASSERT_VAL("held by the holders", held->held_by == holder &&
+					!holder->held_by);
+		else
+			TEST_ASSERT_VAL("get made elsewhere: not held", !held->held_by);
+		refleak__delete(rl);
+	}
+	return TEST_OK;
+}
+
+/*
  * No balanced object to learn from, a put made under no call shared with
  * a get: any of three gets could own it.  The report cannot decide and
  * says so, with every candidate and its balance.
@@ -1411,6 +1648,9 @@ static struct test_case tests__refleak[] = {
 	TEST_CASE("lost events make verdicts uncertain", refleak_lost),
 	TEST_CASE("interned stacks, bounded object list", refleak_stacks),
 	TEST_CASE("likely leaks: born, never put, process gone, repeated", refleak_likely),
+	TEST_CASE("likely leaks: siblings died young, survivors accumulating",
+		  refleak_likely_siblings),
+	TEST_CASE("likely leaks: one counter at zero, another never", refleak_likely_counter_left),
 	TEST_CASE("anomalies are definite, with or without an allocation", refleak_anomalies),
 	TEST_CASE("counters born, revived, retired", refleak_lifecycle),
 	TEST_CASE("final put not freed: definite, or not yet", refleak_put_not_freed),
@@ -1423,6 +1663,8 @@ static struct test_case tests__refleak[] = {
 	TEST_CASE("refs: several gets could own a put", refleak_refs_ambiguous),
 	TEST_CASE("refs: handed over, freed holding, before the recording, lost",
 		  refleak_refs_handoff),
+	TEST_CASE("refs: a leak whose objects hold another's references is its root",
+		  refleak_refs_held_by),
 	TEST_CASE("refs: the balanced objects' shape names the error path's get",
 		  refleak_refs_balanced_shape),
 	{ .name = NULL, }

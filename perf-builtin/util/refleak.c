@@ -17,10 +17,13 @@
  * put on an object allocated before the recording (no known allocation)
  * with its later free: such verdicts are "inferred".
  *
- * Live objects whose counter never reached zero are likely leaks when their
- * allocating process exited at least min-age before the end, their
- * allocation stack left at least min-repeat of them, and their site does
- * not mostly free objects with a live counter; the others are only
+ * Live objects whose counter never reached zero are likely leaks when
+ * their allocation stack left at least min-repeat of them, their site does
+ * not mostly free objects with a live counter, and one kind of evidence
+ * says nothing will put them (enum refleak_evidence): the process that
+ * allocated them exited; or the stack's other objects died young and these
+ * kept accumulating; or one of their counters reached zero as the site's
+ * other objects' did, and another never did.  The others are only
  * outstanding.  Anomalies (refcount_t's own underflow, get from zero,
  * refcount_dec() to zero and saturation checks) are definite findings, also
  * on counters in no known allocation.
@@ -59,6 +62,18 @@
 struct rl_stack {
 	u32	nr;
 	u32	hash;
+	/*
+	 * Allocation stacks: the objects allocated there that reached zero
+	 * and were freed (their longest life, their first and last birth),
+	 * and at the end the live ones that outlived them (siblings_died).
+	 */
+	u64	nr_died;
+	u64	max_life_ns;
+	u64	died_first_ns;
+	u64	died_last_ns;
+	u64	nr_survivors;
+	u64	surv_first_ns;
+	u64	surv_last_ns;
 	u64	ips[];
 };
 
@@ -107,6 +122,7 @@ struct rl_obj {
 	bool			inferred;
 	bool			uncertain;
 	bool			likely;		/* decided by refleak__finish() */
+	u8			evidence;	/* ... and why, 1 << enum refleak_evidence */
 	bool			filtered;	/* no verdict: outside the filters */
 };
 
@@ -221,7 +237,7 @@ static const struct {
 	[REFLEAK_FINAL_PUT_NOT_FREED]	  = { "final_put_not_freed",
 		"counter reached zero, object never freed", "since put", REFLEAK_TIER_DEFINITE },
 	[REFLEAK_LIKELY_LEAK]		  = { "likely_leak",
-		"counter never reached zero, the process that made it is gone", "age",
+		"counter never reached zero, and nothing left will put it", "age",
 		REFLEAK_TIER_LIKELY },
 	[REFLEAK_FREED_WITHOUT_FINAL_PUT] = { "freed_without_final_put",
 		"freed before its counter reached zero (legal or not)",
@@ -241,6 +257,13 @@ static const char * const tier_names[REFLEAK_NR_TIERS] = {
 	[REFLEAK_TIER_LIKELY]	= "likely",
 	[REFLEAK_TIER_POSSIBLE]	= "possible",
 	[REFLEAK_TIER_NONE]	= "none",
+};
+
+/* JSON keys of the evidence of a likely leak, see refleak.h */
+static const char * const evidence_names[REFLEAK_NR_EVIDENCE] = {
+	[REFLEAK_EVIDENCE_OWNER_EXITED]	 = "owner_exited",
+	[REFLEAK_EVIDENCE_SIBLINGS_DIED] = "siblings_died",
+	[REFLEAK_EVIDENCE_COUNTER_LEFT]	 = "counter_left",
 };
 
 static const char * const stack_kind_names[REFLEAK_NR_STACK_KINDS] = {
@@ -284,6 +307,11 @@ const char *refleak_tier__name(enum refleak_tier tier)
 	return tier < REFLEAK_NR_TIERS ? tier_names[tier] : "unknown";
 }
 
+const char *refleak_evidence__name(enum refleak_evidence ev)
+{
+	return ev < REFLEAK_NR_EVIDENCE ? evidence_names[ev] : "unknown";
+}
+
 void refleak_config__init(struct refleak_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -292,6 +320,7 @@ void refleak_config__init(struct refleak_config *cfg)
 	cfg->graveyard_max = REFLEAK_DEFAULT_GRAVEYARD_MAX;
 	cfg->max_objects_per_group = REFLEAK_DEFAULT_MAX_OBJECTS;
 	cfg->min_repeat = REFLEAK_DEFAULT_MIN_REPEAT;
+	cfg->sibling_factor = REFLEAK_DEFAULT_SIBLING_FACTOR;
 }
 
 /* hashmap helpers */
@@ -542,10 +571,12 @@ u32 refleak__intern_stack(struct refleak *rl, const u64 *ips, u32 nr)
 		rl->stacks = arr;
 		rl->alloc_stacks = n;
 	}
-	copy = malloc(sizeof(*copy) + nr * sizeof(u64));
+	copy = zalloc(sizeof(*copy) + nr * sizeof(u64));
 	if (!copy)
 		return 0;
-	memcpy(copy, st, sizeof(*copy) + nr * sizeof(u64));
+	copy->nr = nr;
+	copy->hash = st->hash;
+	memcpy(copy->ips, st->ips, nr * sizeof(u64));
 	id = rl->nr_stacks + 1;
 	if (hashmap__add(rl->stack_map, copy, id)) {
 		free(copy);
@@ -784,6 +815,7 @@ static void rl_group__add_object(struct refleak *rl, struct refleak_group *g,
 	ro->age_ns = age;
 	ro->inferred = o->inferred;
 	ro->uncertain = o->uncertain;
+	ro->evidence = o->evidence;
 	ro->pid = o->inferred ? -1 : o->pid;
 	ro->tid = o->inferred ? -1 : o->tid;
 }
@@ -936,6 +968,7 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 	enum refleak_class class;
 	struct refleak_group *g;
 	u64 age = 0, from, to;
+	int ev;
 
 	if (o->filtered) {
 		rl->stats.nr_filtered++;
@@ -1022,6 +1055,9 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 		g->nr_uncertain++;
 	if (o->nr_ctrs)
 		g->nr_born++;
+	for (ev = 0; ev < REFLEAK_NR_EVIDENCE; ev++)
+		if (o->evidence & (1 << ev))
+			g->nr_evidence[ev]++;
 	/* balanced groups are counted, never listed: their stacks are never shown */
 	if (class == REFLEAK_BALANCED) {
 		rl_obj__free(o);
@@ -1321,6 +1357,28 @@ static int rl_free_unknown(struct refleak *rl, const struct refleak_free_ev *ev,
 	return 0;
 }
 
+/*
+ * An object that reached zero on every counter and was freed: how long the
+ * objects of its allocation stack live (siblings_died), and whether its site
+ * takes several counters to zero (counter_left).
+ */
+static void rl_died(struct refleak *rl, const struct rl_obj *o, u64 time)
+{
+	u32 id = o->stack[REFLEAK_STACK_ALLOC];
+	struct rl_stack *st;
+
+	if (o->nr_ctrs >= 2)
+		o->site->nr_freed_all_zero++;
+	if (!id || id > rl->nr_stacks || !o->alloc_ns)
+		return;
+	st = rl->stacks[id - 1];
+	if (!st->nr_died++)
+		st->died_first_ns = o->alloc_ns;
+	st->died_last_ns = o->alloc_ns;
+	if (time - o->alloc_ns > st->max_life_ns)
+		st->max_life_ns = time - o->alloc_ns;
+}
+
 int refleak__free(struct refleak *rl, const struct refleak_free_ev *ev)
 {
 	const char *cache = ev->cache ? refleak__intern_str(rl, ev->cache) : NULL;
@@ -1350,10 +1408,13 @@ int refleak__free(struct refleak *rl, const struct refleak_free_ev *ev)
 
 	rb_erase(&o->node, &rl->live);
 	rl->stats.nr_live_end--;
-	if (o->nr_puts)
+	if (o->nr_puts) {
 		o->site->nr_freed_after_zero++;
-	else if (rl_obj__live_ctr(o))
+		if (!rl_obj__live_ctr(o))
+			rl_died(rl, o, ev->time);
+	} else if (rl_obj__live_ctr(o)) {
 		o->site->nr_freed_live_ctr++;
+	}
 	o->freed = true;
 	o->free_ns = ev->time;
 	o->stack[REFLEAK_STACK_FREE] = ev->stack;
@@ -1583,31 +1644,95 @@ static bool rl_group__reported(const struct refleak_group *g)
 }
 
 /*
- * A live object whose counter never reached zero is a leak candidate when
- * nothing that made it is left: it was allocated in the recording by a
- * process that exited at least min-age before the end (so its own exit
- * path, RCU callbacks and deferred work had time to release it), and it is
- * a refcounted object (counter seen born, or a refcounted site).
+ * A live object may be judged a likely leak when it was allocated in the
+ * recording, is refcounted (counter seen born, or a refcounted site), is at
+ * least min-age old, and nothing the recording missed could explain it: no
+ * lost event since its birth, and its site does not mostly free objects
+ * whose counter never reached zero (an sk_buff's last reference is dropped
+ * without a put to zero).
  */
-static bool rl_leak_candidate(struct refleak *rl, struct rl_obj *o, u64 end_ns)
+static bool rl_judged_live(struct refleak *rl, struct rl_obj *o, u64 end_ns)
+{
+	if (o->anomaly || !o->alloc_ns || o->filtered)
+		return false;
+	/* with a counter at zero, another one must hold references */
+	if (!rl_obj__live_ctr(o) && (o->nr_puts || !rl_site__refcounted(rl, o->site)))
+		return false;
+	if (rl_lost_overlap(rl, o->alloc_ns, end_ns))
+		return false;
+	if (o->site->nr_freed_live_ctr > o->site->nr_freed_after_zero)
+		return false;
+	return end_ns >= o->alloc_ns + rl->cfg.min_age_ns;
+}
+
+/*
+ * owner_exited: the process that allocated it exited at least min-age
+ * before the end, so its own exit path, RCU callbacks and deferred work had
+ * time to release it.
+ */
+static bool rl_owner_exited(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 {
 	long exit_ns;
 
-	if (o->nr_puts || o->anomaly || !o->alloc_ns || o->pid <= 0 || o->filtered)
-		return false;
-	/* a lost free or final put would explain it: say nothing about it */
-	if (rl_lost_overlap(rl, o->alloc_ns, end_ns))
-		return false;
-	if (!rl_obj__live_ctr(o) && !rl_site__refcounted(rl, o->site))
-		return false;
-	/* its site frees objects whose counter never reached zero: no evidence */
-	if (o->site->nr_freed_live_ctr > o->site->nr_freed_after_zero)
-		return false;
-	if (end_ns < o->alloc_ns + rl->cfg.min_age_ns)
+	if (o->nr_puts || o->pid <= 0)
 		return false;
 	if (!hashmap__find(rl->exits, o->pid, &exit_ns) || (u64)exit_ns < o->alloc_ns)
 		return false;
 	return (u64)exit_ns + rl->cfg.min_age_ns <= end_ns;
+}
+
+/*
+ * siblings_died, first half: at least min-repeat objects of its allocation
+ * stack reached zero and were freed, and it has lived sibling-factor times
+ * longer than the longest of them (and min-age).  Allocated by a kernel
+ * worker, in an interrupt or by a process still running, a leaked object
+ * has no owner to outlive; its siblings show how long the path keeps one.
+ */
+static struct rl_stack *rl_outlived(struct refleak *rl, struct rl_obj *o, u64 end_ns)
+{
+	u32 id = o->stack[REFLEAK_STACK_ALLOC];
+	struct rl_stack *st;
+	u64 life;
+
+	if (o->nr_puts || !id || id > rl->nr_stacks)
+		return NULL;
+	st = rl->stacks[id - 1];
+	if (st->nr_died < rl->cfg.min_repeat)
+		return NULL;
+	life = st->max_life_ns * rl->cfg.sibling_factor;
+	if (life < rl->cfg.min_age_ns)
+		life = rl->cfg.min_age_ns;
+	return end_ns - o->alloc_ns >= life ? st : NULL;
+}
+
+/*
+ * siblings_died, second half: the survivors kept accumulating while their
+ * siblings came and went -- their births span at least half of the span of
+ * every birth at the stack.  A pool or cache filled once (connections opened
+ * at start, kept to the end) outlives its siblings too, but its births are
+ * all at the beginning; a leak grows with the path that leaks.
+ */
+static bool rl_accumulating(const struct rl_stack *st)
+{
+	u64 first = min(st->died_first_ns, st->surv_first_ns);
+	u64 last = max(st->died_last_ns, st->surv_last_ns);
+
+	return 2 * (st->surv_last_ns - st->surv_first_ns) >= last - first;
+}
+
+/*
+ * counter_left: one of its counters reached zero at least min-age before
+ * the end and another is still live (a main count put, a passive count
+ * kept), while at least min-repeat objects of its site took every counter
+ * to zero and were freed.
+ */
+static bool rl_counter_left(struct refleak *rl, struct rl_obj *o, u64 end_ns)
+{
+	if (!o->nr_puts || o->nr_ctrs < 2)
+		return false;
+	if (o->site->nr_freed_all_zero < rl->cfg.min_repeat)
+		return false;
+	return o->last_put_ns + rl->cfg.min_age_ns <= end_ns;
 }
 
 /* key of the repetition count: the allocation stack, or the site without one */
@@ -1618,24 +1743,48 @@ static long rl_repeat_key(const struct rl_obj *o)
 }
 
 /*
- * Likely leaks: candidates whose allocation stack left at least min-repeat
- * of them.  A leak on a common path leaks every time the path runs; a single
- * object kept after its process exited is as often a cache filled once.
+ * Likely leaks: live objects with evidence whose allocation stack left at
+ * least min-repeat of them.  A leak on a common path leaks every time the
+ * path runs; a single object kept is as often a cache filled once.
  */
 static void rl_mark_likely(struct refleak *rl, u64 end_ns)
 {
 	struct hashmap *repeat = hashmap__new(u64_hash, u64_equal, NULL);
 	struct rb_node *nd;
+	u32 i;
 
 	if (IS_ERR(repeat))
 		return;
+	for (i = 0; i < rl->nr_stacks; i++)
+		rl->stacks[i]->nr_survivors = 0;
 	for (nd = rb_first(&rl->live); nd; nd = rb_next(nd)) {
 		struct rl_obj *o = rb_entry(nd, struct rl_obj, node);
+		struct rl_stack *st;
+
+		if (!rl_judged_live(rl, o, end_ns))
+			continue;
+		if (rl_owner_exited(rl, o, end_ns))
+			o->evidence |= 1 << REFLEAK_EVIDENCE_OWNER_EXITED;
+		if (rl_counter_left(rl, o, end_ns))
+			o->evidence |= 1 << REFLEAK_EVIDENCE_COUNTER_LEFT;
+		st = rl_outlived(rl, o, end_ns);
+		if (st) {
+			o->evidence |= 1 << REFLEAK_EVIDENCE_SIBLINGS_DIED;
+			if (!st->nr_survivors++)
+				st->surv_first_ns = o->alloc_ns;
+			st->surv_last_ns = o->alloc_ns;
+		}
+	}
+	for (nd = rb_first(&rl->live); nd; nd = rb_next(nd)) {
+		struct rl_obj *o = rb_entry(nd, struct rl_obj, node);
+		u32 id = o->stack[REFLEAK_STACK_ALLOC];
 		long n = 0;
 
-		if (!rl_leak_candidate(rl, o, end_ns))
+		if ((o->evidence & (1 << REFLEAK_EVIDENCE_SIBLINGS_DIED)) &&
+		    !rl_accumulating(rl->stacks[id - 1]))
+			o->evidence &= ~(1 << REFLEAK_EVIDENCE_SIBLINGS_DIED);
+		if (!o->evidence)
 			continue;
-		o->likely = true;
 		hashmap__find(repeat, rl_repeat_key(o), &n);
 		hashmap__set(repeat, rl_repeat_key(o), n + 1, NULL, NULL);
 	}
@@ -1643,10 +1792,87 @@ static void rl_mark_likely(struct refleak *rl, u64 end_ns)
 		struct rl_obj *o = rb_entry(nd, struct rl_obj, node);
 		long n = 0;
 
-		if (o->likely && hashmap__find(repeat, rl_repeat_key(o), &n))
+		if (o->evidence && hashmap__find(repeat, rl_repeat_key(o), &n))
 			o->likely = n >= (long)rl->cfg.min_repeat;
+		if (!o->likely)
+			o->evidence = 0;
 	}
 	hashmap__free(repeat);
+}
+
+/* does the stack have a frame in function @func? */
+static bool rl_stack_in(struct refleak *rl, u32 id, u64 func)
+{
+	const struct rl_stack *st;
+	u32 i;
+
+	if (!id || id > rl->nr_stacks)
+		return false;
+	st = rl->stacks[id - 1];
+	for (i = 0; i < st->nr; i++)
+		if (rl->cfg.func_of(rl->cfg.func_ctx, st->ips[i]) == func)
+			return true;
+	return false;
+}
+
+/*
+ * A leak that keeps another alive: when every reference the objects of a
+ * group were certainly never put was taken inside the function that
+ * allocated the objects of a likely_leak group of another site, those
+ * objects hold them (a constructor storing a reference, as a mark does its
+ * group's, a sock its namespace's): they are the root to audit, and this
+ * group is held_by them.  Only the group's most common list is looked at.
+ */
+static void rl_find_holders(struct refleak *rl)
+{
+	struct refleak_group **leaks, *g, *h;
+	size_t i, j, nr_leaks = 0;
+	u32 s;
+
+	if (!rl->cfg.func_of)
+		return;
+	leaks = calloc(rl->nr_sites + 1, sizeof(*leaks));
+	if (!leaks)
+		return;
+	for (i = 0; i < rl->nr_sites; i++)
+		if (rl->site_array[i]->groups[REFLEAK_LIKELY_LEAK] && rl->site_array[i]->call_site)
+			leaks[nr_leaks++] = rl->site_array[i]->groups[REFLEAK_LIKELY_LEAK];
+	for (i = 0; i < rl->nr_sites; i++) {
+		static const enum refleak_class held[] = {
+			REFLEAK_LIKELY_LEAK, REFLEAK_OUTSTANDING,
+		};
+		size_t c;
+
+		for (c = 0; c < ARRAY_SIZE(held); c++) {
+			struct refleak_unput **unput, *u;
+			size_t nr;
+
+			g = rl->site_array[i]->groups[held[c]];
+			if (!g || !g->unput)
+				continue;
+			unput = refleak_group__unput(g, &nr);
+			u = nr ? unput[0] : NULL;
+			free(unput);
+			if (!u || !u->certain)
+				continue;
+			for (j = 0; j < nr_leaks && !g->held_by; j++) {
+				u64 func;
+
+				h = leaks[j];
+				if (h->site == g->site)
+					continue;
+				func = rl->cfg.func_of(rl->cfg.func_ctx, h->site->call_site);
+				if (!func)
+					continue;
+				for (s = 0; s < u->nr_stacks; s++)
+					if (!rl_stack_in(rl, u->stacks[s].stack, func))
+						break;
+				if (s == u->nr_stacks)
+					g->held_by = h;
+			}
+		}
+	}
+	free(leaks);
 }
 
 int refleak__finish(struct refleak *rl, u64 end_ns)
@@ -1687,6 +1913,7 @@ int refleak__finish(struct refleak *rl, u64 end_ns)
 		rl_ledger__delete(p->ledger);
 	}
 	rl->nr_pending = 0;
+	rl_find_holders(rl);
 
 	rl->stats.nr_unmatched_put = rl->nr_orphan_puts - rl->nr_orphan_matched;
 	rl->stats.nr_sites = rl->nr_sites;

@@ -42,8 +42,9 @@ enum refleak_class {
  * How much a class can be trusted, see Documentation/perf-refleak.txt:
  * definite findings are misuses the kernel itself detected or a final put
  * not followed by a free; a likely leak is a live object whose counter never
- * reached zero although everything that made it is gone; possible ones need
- * more than this recording to decide, and are listed only on request.
+ * reached zero while the recording says nothing is left to put it (enum
+ * refleak_evidence); possible ones need more than this recording to decide,
+ * and are listed only on request.
  */
 enum refleak_tier {
 	REFLEAK_TIER_DEFINITE,
@@ -70,6 +71,24 @@ enum refleak_stack_kind {
 	REFLEAK_NR_STACK_KINDS,
 };
 
+/*
+ * What made a live object a likely leak (several may hold for one object),
+ * see rl_mark_likely():
+ *   OWNER_EXITED   the process that allocated it exited, min-age before the end
+ *   SIBLINGS_DIED  objects of its allocation stack reached zero and were
+ *                  freed within a lifetime it has long outlived, and the
+ *                  survivors kept accumulating while its siblings came and went
+ *   COUNTER_LEFT   one of its counters reached zero, another never did, while
+ *                  its site's other objects took every counter to zero and
+ *                  were freed
+ */
+enum refleak_evidence {
+	REFLEAK_EVIDENCE_OWNER_EXITED,
+	REFLEAK_EVIDENCE_SIBLINGS_DIED,
+	REFLEAK_EVIDENCE_COUNTER_LEFT,
+	REFLEAK_NR_EVIDENCE,
+};
+
 /* JSON key / table title of a class */
 const char *refleak_class__name(enum refleak_class class);
 /* one line on what a class means; what its age column measures */
@@ -79,6 +98,8 @@ const char *refleak_stack_kind__name(enum refleak_stack_kind kind);
 bool refleak_class__suspicious(enum refleak_class class);
 enum refleak_tier refleak_class__tier(enum refleak_class class);
 const char *refleak_tier__name(enum refleak_tier tier);
+/* JSON key / text name of an evidence */
+const char *refleak_evidence__name(enum refleak_evidence ev);
 
 /* Name used for the cache of kmalloc() allocations */
 #define REFLEAK_KMALLOC "kmalloc"
@@ -92,6 +113,11 @@ struct refleak_config {
 	u64	min_age_ns;
 	/* likely_leak: at least that many objects of one allocation stack */
 	u32	min_repeat;
+	/*
+	 * likely_leak by siblings_died: live at least that many times as
+	 * long as the longest life of the stack's objects that were freed
+	 */
+	u32	sibling_factor;
 	/* how long / how many freed objects are kept to detect put after free */
 	u64	graveyard_ns;
 	u32	graveyard_max;
@@ -119,6 +145,7 @@ struct refleak_config {
 #define REFLEAK_DEFAULT_GRAVEYARD_MAX	(256 * 1024)
 #define REFLEAK_DEFAULT_MAX_OBJECTS	1024
 #define REFLEAK_DEFAULT_MIN_REPEAT	2
+#define REFLEAK_DEFAULT_SIBLING_FACTOR	10
 
 void refleak_config__init(struct refleak_config *cfg);
 
@@ -222,6 +249,7 @@ struct refleak_object {
 	int	tid;
 	bool	inferred;
 	bool	uncertain;
+	u8	evidence;	/* likely_leak: bit (1 << enum refleak_evidence) */
 };
 
 struct refleak_site;
@@ -257,6 +285,14 @@ struct refleak_group {
 	/* references never put: signature -> struct refleak_unput */
 	struct hashmap		*unput;
 	u64			nr_named;	/* objects whose gets were paired */
+	/* likely_leak: objects each evidence holds for */
+	u64			nr_evidence[REFLEAK_NR_EVIDENCE];
+	/*
+	 * The likely_leak group whose objects hold this one's references
+	 * never put (they were taken where those objects are allocated):
+	 * that group is the root to audit.  NULL: none found.
+	 */
+	struct refleak_group	*held_by;
 };
 
 struct refleak_site {
@@ -279,6 +315,8 @@ struct refleak_site {
 	 */
 	u64			nr_freed_live_ctr;
 	u64			nr_freed_after_zero;
+	/* ... of those, objects with several counters, every one at zero */
+	u64			nr_freed_all_zero;
 	u64			ref_offset;
 	/* ref_trace_ref seen for this cache: gets and puts are followed */
 	bool			refs_traced;
