@@ -10,7 +10,7 @@ mkdir -p /out/kunit
 for d in /sys/kernel/debug/kunit/*/; do
 	[ -f "$d/results" ] && cp "$d/results" "/out/kunit/$(basename "$d").ktap"
 done
-perf refleak record -o /out/balanced.data --settle 3 -- ./balanced -t 20 -s 0 \
+perf refleak record -o /out/balanced.data --settle 3 -- ./balanced -t 20 -s 0 -H \
 	> /out/balanced.log 2>&1
 echo $? > /out/balanced.rc
 tail -n 3 /out/balanced.log

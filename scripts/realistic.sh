@@ -2,8 +2,9 @@
 # make realistic: the realistic guest kernel (KERNEL_FLAVOR=realistic:
 # x86_64 defconfig + our options), booted with the balanced mixed workload
 # (guest/workload/balanced.c: fork/exec, files, pipes, IPC, namespaces,
-# keys, timers, TCP/UDP over loopback, unix sockets) under perf refleak
-# record for 20 s.  Prints what the small guest cannot show: event rates by
+# keys, timers, TCP/UDP over loopback, unix sockets; with -H, a holder
+# keeping such objects alive past the end) under perf refleak record for
+# 20 s.  Prints what the small guest cannot show: event rates by
 # type, lost events at the default buffers, refcounted sites, and the
 # findings, which should be none.  Exit status: the report's --fail-on-leak.
 . "$(dirname "$0")/lib.sh"

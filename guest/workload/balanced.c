@@ -6,9 +6,12 @@
  * destroys every object it creates before it returns, so a recording of this
  * program must show no leak.  A feature the kernel lacks is skipped (once,
  * on stderr); any other failure exits 1 so a broken workload is noticed.
+ * With -H, a holder process keeps objects of the same kinds alive, as a
+ * service would, until after the recording ends: they must not be called
+ * leaked either.
  *
  * Build: gcc -static -O2 -Wall -Wextra -o balanced balanced.c
- * Usage: balanced [-t SECONDS] [-s SETTLE] [-v]
+ * Usage: balanced [-t SECONDS] [-s SETTLE] [-H] [-v]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,6 +23,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -38,6 +42,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/msg.h>
+#include <sys/prctl.h>
 #include <sys/sem.h>
 #include <sys/shm.h>
 #include <sys/signalfd.h>
@@ -71,6 +76,7 @@ struct exercise {
 
 static struct exercise *cur;
 static int in_child;
+static int in_holder;		/* the -H holder process */
 static int verbose;
 static pid_t main_pid;
 static const char *tmpdir = "/tmp";
@@ -85,6 +91,8 @@ static const char *exec_path;
 static char *exec_argv[3];
 
 static volatile sig_atomic_t stop;
+
+static void hold_release(void);
 
 static int rm_one(const char *path, const struct stat *sb, int flag,
 		  struct FTW *ftw)
@@ -123,7 +131,9 @@ static void cleanup(void)
 
 static void __attribute__((noreturn)) die_exit(void)
 {
-	if (in_child)
+	if (in_holder)
+		hold_release();
+	if (in_child || in_holder)
 		_exit(1);
 	cleanup();
 	exit(1);
@@ -1094,6 +1104,513 @@ static int ex_mmap(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* -H: a holder that keeps objects alive past the recording           */
+
+/*
+ * A service running next to the exercises: a process forked at the start
+ * that legitimately keeps objects of the kinds the exercises create and
+ * destroy (so the same allocation stacks have short-lived siblings) until
+ * after the recording ends.  perf refleak record stops --settle seconds
+ * after balanced exits; the holder sees balanced exit (its pipe closes),
+ * keeps everything HOLD_LINGER seconds more, then lets go and exits.  A
+ * report must call none of it leaked: its process is alive at the end.
+ */
+#define HOLD_LINGER	10	/* s after balanced's exit: past perf's --settle */
+#define HOLD_TICK	3	/* s between two requests closed in order */
+#define HOLD_POOL_TICK	0.5	/* s between two connections the pool grows by */
+#define HOLD_POOL0	4	/* pool connections open from the start */
+#define HOLD_POOL_MAX	12	/* ... and once it has warmed up (after 4 s) */
+#define HOLD_BUSY	2	/* connections nobody accepts */
+
+static struct exercise holder_ex = { .name = "holder" };
+static pid_t holder_pid;	/* in balanced: the holder, 0 without -H */
+static char p_hold[256];
+
+static struct {
+	struct sockaddr_in addr;	/* the server's listener */
+	int lfd;			/* the listener, -1 without TCP */
+	int pool[HOLD_POOL_MAX][2];	/* client end, accepted end */
+	int npool;
+	unsigned long timewait;		/* connections closed in order */
+	int ns_sk;			/* the netns child's lifeline, or -1 */
+	pid_t ns_pid;
+} hold = { .lfd = -1, .ns_sk = -1 };
+
+/* A part of the holder the kernel lacks: say so and go on without it. */
+static void hold_missing(const char *part, const char *call, int err,
+			 unsigned int extra)
+{
+	if (!is_missing(err, extra))
+		fail(call, err);
+	fprintf(stderr, "balanced: holder: skipping %s: %s: %s\n", part, call,
+		strerror(err));
+	if (in_child)
+		_exit(CHILD_SKIPPED);
+}
+
+/* A TCP listener on @ip, port chosen by the kernel; -1 without TCP. */
+static int tcp_listen(in_addr_t ip, int backlog, struct sockaddr_in *sin)
+{
+	socklen_t len = sizeof(*sin);
+	int l;
+
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(ip);
+	l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l < 0)
+		return -1;
+	if (bind(l, (struct sockaddr *)sin, sizeof(*sin)) < 0)
+		fail("bind", errno);
+	if (listen(l, backlog) < 0)
+		fail("listen", errno);
+	if (getsockname(l, (struct sockaddr *)sin, &len) < 0)
+		fail("getsockname", errno);
+	return l;
+}
+
+/* A connection to listener @l at @sin: both ends, after one exchange. */
+static void tcp_pair(int l, const struct sockaddr_in *sin, int *c, int *a,
+		     const char *what)
+{
+	*c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (*c < 0)
+		fail("socket", errno);
+	if (connect(*c, (const struct sockaddr *)sin, sizeof(*sin)) < 0)
+		fail("connect", errno);
+	*a = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+	if (*a < 0)
+		fail("accept4", errno);
+	pair_exchange(*c, *a, what);
+}
+
+/*
+ * One more kept connection: the server's pool warms up during the first
+ * seconds, then stays as it is (a pool that grew through the whole
+ * recording could not be told from a leak by its life cycle, see
+ * perf-refleak.txt).  The client end comes from socket(), the accepted end from the
+ * listener in softirq (the handshake's last ACK), as in the tcp exercise.
+ * Every other one keeps a request the server has not read yet.
+ */
+static void hold_grow(void)
+{
+	int *p = hold.pool[hold.npool];
+
+	tcp_pair(hold.lfd, &hold.addr, &p[0], &p[1], "holder pool");
+	if (hold.npool & 1)
+		xwrite(p[0], "pending", 7, "write");
+	hold.npool++;
+}
+
+/*
+ * A short request closed in the orderly way, client first: the kernel
+ * turns the client end into a tcp_timewait_sock (from softirq or the
+ * socket's backlog) that its timer frees 60 s later, after the recording
+ * and after the holder.  The tcp exercise resets instead and leaves none.
+ */
+static void hold_timewait(void)
+{
+	char buf[8];
+	int c, a;
+
+	tcp_pair(hold.lfd, &hold.addr, &c, &a, "holder request");
+	xclose(c);
+	if (read(a, buf, sizeof(buf)) != 0)	/* the client's FIN */
+		failx("time-wait: no EOF on the server end");
+	xclose(a);
+	hold.timewait++;
+}
+
+/*
+ * The namespace child: new net, UTS and IPC namespaces, kept until the
+ * holder closes @sk.  In them: lo up (its addresses and routes), a SysV
+ * queue with a message in it, and a connection from 127.0.0.3 to a
+ * listener on 127.0.0.2.  The listener's SYN-ACK made the kernel create,
+ * in softirq, the neighbour entry of 127.0.0.3 and the input route it
+ * keeps; connect() made those of 127.0.0.2.  It all goes with the
+ * namespaces when the child exits (net cleanup runs in a kworker): nothing
+ * is added to the initial namespaces.
+ */
+static void __attribute__((noreturn)) hold_ns_child(int sk)
+{
+	struct { long mtype; char mtext[16]; } m = { 1, "held in ipc-ns" };
+	struct sockaddr_in srv, cli = { .sin_family = AF_INET };
+	int l, c, a, id;
+	char ch;
+
+	prctl(PR_SET_NAME, "balanced-netns");
+	if (unshare(CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWIPC) < 0)
+		hold_missing("namespaces", "unshare(CLONE_NEWNET|CLONE_NEWUTS|CLONE_NEWIPC)",
+			     errno, SK_PERM);
+	if (sethostname("balanced-hold", 13) < 0)
+		fail("sethostname", errno);
+	id = msgget(IPC_PRIVATE, IPC_CREAT | 0600);
+	if (id >= 0 && msgsnd(id, &m, sizeof(m.mtext), IPC_NOWAIT) < 0)
+		fail("msgsnd", errno);
+	lo_up(1);
+	l = tcp_listen(INADDR_LOOPBACK + 1, 4, &srv);
+	if (l >= 0) {
+		cli.sin_addr.s_addr = htonl(INADDR_LOOPBACK + 2);
+		c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (c < 0)
+			fail("socket", errno);
+		if (bind(c, (struct sockaddr *)&cli, sizeof(cli)) < 0)
+			fail("bind 127.0.0.3", errno);
+		if (connect(c, (struct sockaddr *)&srv, sizeof(srv)) < 0)
+			fail("connect 127.0.0.2", errno);
+		a = accept4(l, NULL, NULL, SOCK_CLOEXEC);
+		if (a < 0)
+			fail("accept4", errno);
+		pair_exchange(c, a, "holder netns");
+	}
+	xwrite(sk, "r", 1, "write");
+	while (read(sk, &ch, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+/* Forks the namespace child (first, so it inherits nothing else). */
+static void hold_ns_start(int life, int ready)
+{
+	ssize_t n;
+	int sv[2], st;
+	char ch;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		fail("socketpair", errno);
+	fflush(NULL);
+	hold.ns_pid = fork();
+	if (hold.ns_pid < 0)
+		fail("fork", errno);
+	if (hold.ns_pid == 0) {
+		in_child = 1;
+		in_holder = 0;
+		close(life);
+		close(ready);
+		close(sv[0]);
+		hold_ns_child(sv[1]);
+	}
+	xclose(sv[1]);
+	do
+		n = read(sv[0], &ch, 1);
+	while (n < 0 && errno == EINTR);
+	if (n == 1) {
+		hold.ns_sk = sv[0];
+		return;
+	}
+	xclose(sv[0]);
+	if (waitpid(hold.ns_pid, &st, 0) < 0)
+		fail("waitpid", errno);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == CHILD_SKIPPED)
+		return;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 1)
+		die_exit();	/* the child said why */
+	failx("namespace child: status 0x%x", st);
+}
+
+/* A queued message on @fd that carries @pass (SCM_RIGHTS). */
+static void send_fd(int fd, int pass)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	char data[] = "fd";
+	struct iovec iov = { .iov_base = data, .iov_len = 2 };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = u.buf, .msg_controllen = sizeof(u.buf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+	memset(&u, 0, sizeof(u));
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &pass, sizeof(int));
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) != 2)
+		fail("sendmsg(SCM_RIGHTS)", errno);
+}
+
+/*
+ * Everything the holder keeps from the start.  Descriptors are left open
+ * on purpose: the holder's exit closes them.
+ */
+static void hold_setup(int life, int ready, double secs, double settle)
+{
+	struct itimerspec hour = { .it_value = { 3600, 0 } };
+	struct itimerspec every = { .it_value = { 1, 0 }, .it_interval = { 1, 0 } };
+	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
+	unsigned int timeout = secs + settle + HOLD_LINGER + 60;
+	struct sockaddr_in busy;
+	char sub[300], msg[16];
+	int i, l, c, fd, ifd, sv[2], p[2];
+	const char *s;
+	sigset_t usr2;
+	timer_t t;
+	long key;
+
+	/* A child keeping new net, UTS and IPC namespaces (see above). */
+	hold_ns_start(life, ready);
+
+	/*
+	 * A TCP server on 127.0.0.1: HOLD_POOL0 accepted connections and
+	 * their client ends, open from the start (up to HOLD_POOL_MAX as
+	 * the pool warms up), one request closed in order (a TIME_WAIT
+	 * socket, another every HOLD_TICK s), and a second
+	 * listener with HOLD_BUSY connections in its accept queue that
+	 * nobody accepts: a busy server.  The kernel made those sockets in
+	 * softirq and keeps them, each with the request the client sent.
+	 */
+	hold.lfd = tcp_listen(INADDR_LOOPBACK, HOLD_POOL_MAX + 4, &hold.addr);
+	if (hold.lfd < 0) {
+		hold_missing("tcp", "socket(AF_INET, SOCK_STREAM)", errno, 0);
+	} else {
+		for (i = 0; i < HOLD_POOL0; i++)
+			hold_grow();
+		hold_timewait();
+		l = tcp_listen(INADDR_LOOPBACK, HOLD_BUSY + 2, &busy);
+		if (l < 0)
+			fail("socket", errno);
+		for (i = 0; i < HOLD_BUSY; i++) {
+			c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (c < 0)
+				fail("socket", errno);
+			if (connect(c, (struct sockaddr *)&busy, sizeof(busy)) < 0)
+				fail("connect", errno);
+			xwrite(c, "hello", 5, "write");
+		}
+	}
+
+	/*
+	 * An AF_UNIX pair whose reader is slow: three messages queued, and
+	 * a fourth carrying a pipe (SCM_RIGHTS) that only the queued message
+	 * still holds, with data in it.  Not a cycle: unix_gc has no part.
+	 */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		hold_missing("unix", "socketpair(AF_UNIX)", errno, 0);
+	} else {
+		for (i = 0; i < 3; i++) {
+			snprintf(msg, sizeof(msg), "queued %d", i);
+			if (send(sv[0], msg, strlen(msg), MSG_NOSIGNAL) < 0)
+				fail("send", errno);
+		}
+		if (pipe2(p, O_CLOEXEC) < 0)
+			fail("pipe2", errno);
+		xwrite(p[1], "in flight", 9, "write pipe");
+		send_fd(sv[0], p[0]);
+		xclose(p[0]);
+		xclose(p[1]);
+	}
+
+	/*
+	 * inotify watches on a scratch directory and three subdirectories
+	 * (a config watcher): nothing happens in them, the marks just stay.
+	 */
+	ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (ifd < 0) {
+		hold_missing("inotify", "inotify_init1", errno, 0);
+	} else {
+		if (mkdir(p_hold, 0700) < 0)
+			fail("mkdir", errno);
+		if (inotify_add_watch(ifd, p_hold, IN_CREATE | IN_DELETE) < 0)
+			fail("inotify_add_watch", errno);
+		for (s = "abc"; *s; s++) {
+			snprintf(sub, sizeof(sub), "%s/%c", p_hold, *s);
+			if (mkdir(sub, 0700) < 0)
+				fail("mkdir", errno);
+			if (inotify_add_watch(ifd, sub, IN_CREATE | IN_DELETE |
+					      IN_MODIFY) < 0)
+				fail("inotify_add_watch", errno);
+		}
+	}
+
+	/*
+	 * Armed POSIX timers: a one-shot an hour away (SIGEV_NONE), and a
+	 * periodic one every second whose signal stays blocked, so its
+	 * preallocated sigqueue sits pending and the rest count as overruns.
+	 */
+	if (timer_create(CLOCK_MONOTONIC, &sev, &t) < 0) {
+		hold_missing("posix timers", "timer_create", errno, 0);
+	} else {
+		if (timer_settime(t, 0, &hour, NULL) < 0)
+			fail("timer_settime", errno);
+		sigemptyset(&usr2);
+		sigaddset(&usr2, SIGUSR2);
+		if (sigprocmask(SIG_BLOCK, &usr2, NULL) < 0)
+			fail("sigprocmask", errno);
+		sev.sigev_notify = SIGEV_SIGNAL;
+		sev.sigev_signo = SIGUSR2;
+		if (timer_create(CLOCK_MONOTONIC, &sev, &t) < 0)
+			fail("timer_create(SIGEV_SIGNAL)", errno);
+		if (timer_settime(t, 0, &every, NULL) < 0)
+			fail("timer_settime", errno);
+	}
+
+	/* Armed timerfds: one ticking every second, never read; one an hour away. */
+	fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (fd < 0) {
+		hold_missing("timerfd", "timerfd_create", errno, 0);
+	} else {
+		if (timerfd_settime(fd, 0, &every, NULL) < 0)
+			fail("timerfd_settime", errno);
+		fd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC);
+		if (fd < 0)
+			fail("timerfd_create(CLOCK_BOOTTIME)", errno);
+		if (timerfd_settime(fd, 0, &hour, NULL) < 0)
+			fail("timerfd_settime", errno);
+	}
+
+	/*
+	 * A key with a timeout past the end, in a session keyring of the
+	 * holder's own (a credential cache): the key GC would remove it when
+	 * it expires; the holder's exit drops the keyring and the key first.
+	 */
+	if (syscall(__NR_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0) {
+		hold_missing("keys", "keyctl(JOIN_SESSION_KEYRING)", errno, SK_PERM);
+	} else {
+		key = syscall(__NR_add_key, "user", "balanced:hold", "held", 4,
+			      KEY_SPEC_SESSION_KEYRING);
+		if (key < 0)
+			fail("add_key", errno);
+		if (syscall(__NR_keyctl, KEYCTL_SET_TIMEOUT, key, timeout) < 0)
+			fail("keyctl(SET_TIMEOUT)", errno);
+	}
+}
+
+/* Ends the holder: the namespace child first, then the scratch directory. */
+static void hold_release(void)
+{
+	char sub[300];
+	const char *s;
+	int st;
+
+	if (hold.ns_sk >= 0) {
+		close(hold.ns_sk);	/* the child reads EOF and exits */
+		hold.ns_sk = -1;
+		while (waitpid(hold.ns_pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	for (s = "abc"; *s; s++) {
+		snprintf(sub, sizeof(sub), "%s/%c", p_hold, *s);
+		rmdir(sub);
+	}
+	rmdir(p_hold);
+}
+
+/*
+ * The holder's life: every HOLD_POOL_TICK s one more pool connection until
+ * the pool is full, every HOLD_TICK s while balanced runs one more request
+ * closed in order; once balanced has
+ * exited (EOF on @life), HOLD_LINGER s more; then release and exit.  It
+ * also ends on SIGINT/SIGTERM, and at the latest when balanced should
+ * have exited HOLD_LINGER + 30 s ago, whatever holds the pipe open.
+ */
+static void __attribute__((noreturn)) hold_run(int life, double secs, double settle)
+{
+	double t = now(), end = t + secs + settle + HOLD_LINGER + 30;
+	double next = t + HOLD_TICK, next_pool = t + HOLD_POOL_TICK;
+	int gone = 0;
+
+	while (!stop && (t = now()) < end) {
+		struct pollfd pfd = { .fd = life, .events = POLLIN };
+		int growing = hold.lfd >= 0 && hold.npool < HOLD_POOL_MAX;
+		double tick = growing && next_pool < next ? next_pool : next;
+		double until = gone || end < tick ? end : tick;
+		char c;
+		int n;
+
+		if (!gone && growing && t >= next_pool) {
+			hold_grow();
+			next_pool += HOLD_POOL_TICK;
+			continue;
+		}
+		if (!gone && t >= next) {
+			if (hold.lfd >= 0)
+				hold_timewait();
+			next += HOLD_TICK;
+			continue;
+		}
+		n = poll(&pfd, !gone, (int)((until - t) * 1e3) + 1);
+		if (n < 0 && errno != EINTR)
+			fail("poll", errno);
+		if (n > 0 && read(life, &c, 1) <= 0) {
+			/* balanced has exited: perf stops --settle s later */
+			gone = 1;
+			close(life);
+			if (now() + HOLD_LINGER < end)
+				end = now() + HOLD_LINGER;
+		}
+	}
+	if (verbose)
+		fprintf(stderr, "balanced: holder: %d connections kept, %lu "
+			"closed in order; releasing\n", hold.npool, hold.timewait);
+	hold_release();
+	_exit(0);
+}
+
+/* The holder process: sets up, tells balanced through @ready, holds. */
+static void __attribute__((noreturn)) hold_main(int life, int ready,
+						double secs, double settle)
+{
+	int fd;
+
+	prctl(PR_SET_NAME, "balanced-hold");
+	/*
+	 * It outlives balanced: stdin and stdout to /dev/null, so that a
+	 * pipe reading balanced's output ends with balanced.  stderr stays.
+	 */
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		close(fd);
+	}
+	hold_setup(life, ready, secs, settle);
+	xwrite(ready, "r", 1, "write");
+	xclose(ready);
+	hold_run(life, secs, settle);
+}
+
+/* Forks the holder and waits until it holds everything. */
+static void hold_start(double secs, double settle)
+{
+	int life[2], ready[2], st;
+	ssize_t n;
+	char ch;
+
+	tmp_path(p_hold, sizeof(p_hold), "hold");
+	if (pipe2(life, O_CLOEXEC) < 0 || pipe2(ready, O_CLOEXEC) < 0)
+		fail("pipe2", errno);
+	fflush(NULL);
+	holder_pid = fork();
+	if (holder_pid < 0)
+		fail("fork", errno);
+	if (holder_pid == 0) {
+		in_holder = 1;
+		cur = &holder_ex;
+		close(life[1]);
+		close(ready[0]);
+		hold_main(life[0], ready[1], secs, settle);
+	}
+	/* life[1] stays open: the holder reads EOF when balanced exits. */
+	xclose(life[0]);
+	xclose(ready[1]);
+	do
+		n = read(ready[0], &ch, 1);
+	while (n < 0 && errno == EINTR);
+	xclose(ready[0]);
+	if (n == 1)
+		return;
+	if (waitpid(holder_pid, &st, 0) < 0)
+		fail("waitpid", errno);
+	holder_pid = 0;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 1)
+		die_exit();	/* the holder said why */
+	failx("holder: status 0x%x", st);
+}
+
+/* ------------------------------------------------------------------ */
 
 static struct exercise exercises[] = {
 	{ .name = "fork-exec", .fn = ex_fork_exec },
@@ -1159,11 +1676,13 @@ static void pick_exec(const char *argv0)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: balanced [-t SECONDS] [-s SETTLE] [-v]\n"
+	fprintf(stderr, "usage: balanced [-t SECONDS] [-s SETTLE] [-H] [-v]\n"
 		"  -t  run the exercises this long (default 20 s)\n"
 		"  -s  then stay idle this long, so deferred frees (RCU, work\n"
 		"      queues) happen before exit (default 2 s, 0 for none)\n"
-		"  -v  per-exercise counts\n");
+		"  -H  also fork a holder that keeps sockets, namespaces, timers,\n"
+		"      watches and a key alive until %d s after balanced exits\n"
+		"  -v  per-exercise counts\n", HOLD_LINGER);
 	exit(2);
 }
 
@@ -1186,17 +1705,20 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	size_t i, active, skipped;
 	const char *t;
-	int opt;
+	int opt, holders = 0;
 
 	if (argc == 2 && !strcmp(argv[1], "--noop"))
 		return 0;
-	while ((opt = getopt(argc, argv, "t:s:vh")) != -1) {
+	while ((opt = getopt(argc, argv, "t:s:Hvh")) != -1) {
 		switch (opt) {
 		case 't':
 			secs = parse_secs(optarg, 0);
 			break;
 		case 's':
 			settle = parse_secs(optarg, 1);
+			break;
+		case 'H':
+			holders = 1;
 			break;
 		case 'v':
 			verbose = 1;
@@ -1240,6 +1762,8 @@ int main(int argc, char **argv)
 	 * routes that stay, so the guest should do it before recording.
 	 */
 	lo_up(0);
+	if (holders)
+		hold_start(secs, settle);
 
 	start = now();
 	deadline = start + secs;
@@ -1287,6 +1811,20 @@ int main(int argc, char **argv)
 
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !stop)
 			;
+	}
+	if (holder_pid) {
+		/* The holder outlives balanced; it must still be there now. */
+		int st;
+
+		if (waitpid(holder_pid, &st, WNOHANG) == holder_pid) {
+			if (WIFEXITED(st) && WEXITSTATUS(st) == 1)
+				die_exit();	/* it said why */
+			if (!stop || !WIFEXITED(st) || WEXITSTATUS(st))
+				failx("holder: ended early, status 0x%x", st);
+		} else if (!stop) {
+			printf("balanced: holder %d keeps its objects until %d s "
+			       "after this exit\n", (int)holder_pid, HOLD_LINGER);
+		}
 	}
 	printf("balanced: %lu iterations in %.1f s (%zu exercises, %zu skipped)\n",
 	       iterations, elapsed, active, skipped);
