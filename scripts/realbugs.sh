@@ -15,7 +15,9 @@
 # finding's references never put are as the case's <naming> column says:
 # "named", the pairing left only a get made in the expected function, with
 # certainty, for every object of the finding; "among-N", that get is one of
-# at most N the report lists as possible owners of the missing put.
+# at most N the report lists as possible owners of the missing put; and the
+# likely finding holds for the case's <evidence> (owner_exited,
+# siblings_died, counter_left) in at least one of its objects.
 # Ends with "N passed, N failed".
 . "$(dirname "$0")/lib.sh"
 dir=$TOP/tests/realbugs
@@ -62,7 +64,8 @@ for k in buggy fixed; do
 		die "the $k guest failed (see $out/$k/console.log)"
 done
 
-# Findings (definite or likely) at <function> in <cache>: "count site cache"
+# Findings (definite or likely) at <function> in <cache>:
+# "count class site cache evidence,..." (the evidence holding for any object)
 findings() { # <kernel> <case> <function-alternatives> <cache>
 	"$BUILD/perf" refleak report -i "$out/$1/$2.data" --kallsyms "$out/$1/kallsyms" \
 		--json > "$out/$1/$2.json" 2> "$out/$1/$2.err"
@@ -72,7 +75,27 @@ findings() { # <kernel> <case> <function-alternatives> <cache>
 		| select((.site | sub("\\+.*$"; "") | sub("\\..*$"; "")) as $s
 			 | ($f | split("|") | index($s)) != null)
 		| select(.cache == $c or ($c == "kmalloc" and (.cache | startswith("kmalloc"))))
-		| "\(.count) \(.class) \(.site) \(.cache)"' "$out/$1/$2.json"
+		| "\(.count) \(.class) \(.site) \(.cache) \(
+			[(.evidence // {}) | to_entries[] | select(.value > 0) | .key] | join(",")
+			| if . == "" then "-" else . end)"' "$out/$1/$2.json"
+}
+
+# a likely finding holds for the expected evidence
+evidence_ok() { # <expected> <findings line>
+	local evidence
+	read -r _ _ _ _ evidence <<< "$2"
+	case ",$evidence," in *",$1,"*) return 0 ;; esac
+	return 1
+}
+
+# "(held by the likely leak at <site>)" when the report says so
+held_by() { # <case> <site-alternatives> <cache>
+	jq -r --arg f "$2" --arg c "$3" '[.findings[]
+		| select((.site | sub("\\+.*$"; "") | sub("\\..*$"; "")) as $s
+			 | ($f | split("|") | index($s)) != null)
+		| select(.cache == $c or ($c == "kmalloc" and (.cache | startswith("kmalloc"))))
+		| .held_by // empty | " (kept alive by the likely leak at \(.site), \(.cache))"]
+		| .[0] // ""' "$out/buggy/$1.json"
 }
 
 # The get the report names for the finding:
@@ -118,7 +141,7 @@ naming_text() {
 }
 
 passed=0 failed=0
-while read -r name patch site cache _refs get naming; do
+while read -r name patch site cache _refs get naming evidence _mode; do
 	case $name in ''|'#'*) continue ;; esac
 	rc=$(cat "$out/buggy/$name.rc" 2>/dev/null)
 	if [ "$rc" != 0 ]; then
@@ -130,10 +153,14 @@ while read -r name patch site cache _refs get naming; do
 	control=$(findings fixed "$name" "$site" "$cache")
 	named=$(named_get "$name" "$site" "$cache" "$get")
 	count=$(echo "$found" | head -n 1 | cut -d' ' -f1)
-	if [ -n "$found" ] && [ -z "$control" ] && naming_ok "$naming" "$named" "$count"; then
-		echo "PASS $name: found $(echo "$found" | head -n 1) ($patch); none without the bug;" \
-			"the reference never put ($get): $(naming_text "$named")"
+	if [ -n "$found" ] && [ -z "$control" ] && naming_ok "$naming" "$named" "$count" &&
+	   evidence_ok "$evidence" "$(echo "$found" | head -n 1)"; then
+		echo "PASS $name: found $(echo "$found" | head -n 1)$(held_by "$name" "$site" "$cache") ($patch);" \
+			"none without the bug; the reference never put ($get): $(naming_text "$named")"
 		passed=$((passed + 1))
+	elif [ -n "$found" ] && [ -z "$control" ] && naming_ok "$naming" "$named" "$count"; then
+		echo "FAIL $name: found $(echo "$found" | head -n 1), expected evidence $evidence; see $out/buggy/$name.txt"
+		failed=$((failed + 1))
 	elif [ -n "$found" ] && [ -z "$control" ]; then
 		echo "FAIL $name: found $(echo "$found" | head -n 1), but the get in $get is $(naming_text "$named"), expected $naming (record --refs); see $out/buggy/$name.txt"
 		failed=$((failed + 1))

@@ -16,6 +16,11 @@
  * does: those objects reach zero on either kernel, and they are what
  * 'perf refleak report' learns the balanced shape of an object from.
  *
+ * With REALBUGS_DONE=<file> in the environment, the file is created once the
+ * iterations are done; with REALBUGS_STAY=<s>, the trigger stays alive that
+ * long after them, so that the leaked objects belong to a process still
+ * running when a recording ends (guest/realbugs.sh, cases that "stay").
+ *
  * Exit status: 0 done, 1 a syscall failed unexpectedly (or bad usage),
  * 2 the kernel lacks the feature (the reason is printed).
  *
@@ -25,6 +30,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/netlink.h>
+#include <linux/nexthop.h>
+#include <linux/rtnetlink.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -58,6 +67,8 @@
 #define PING_RANGE	"/proc/sys/net/ipv4/ping_group_range"
 #define PING_GID	4242	/* a supplementary group in a 1-gid range */
 
+#define NH_NET		0x0a400000u	/* 10.64.0.0/10: the routes' /32s */
+
 static const char *case_name = "trigger";
 
 static void __attribute__((noreturn, format(printf, 2, 3)))
@@ -86,6 +97,22 @@ static int missing_feature(int err)
 }
 
 /* Let RCU callbacks and workqueues run the deferred frees. */
+/* REALBUGS_DONE, REALBUGS_STAY: see the top of this file */
+static void stay(void)
+{
+	const char *done = getenv("REALBUGS_DONE"), *secs = getenv("REALBUGS_STAY");
+	int fd;
+
+	if (done) {
+		fd = open(done, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd < 0)
+			fail(done);
+		close(fd);
+	}
+	if (secs && atoi(secs) > 0)
+		sleep(atoi(secs));
+}
+
 static void settle(void)
 {
 	struct timespec ts = { .tv_sec = 0, .tv_nsec = 300 * 1000 * 1000 };
@@ -388,6 +415,147 @@ static void case_ping(int n)
 		fail("restore " PING_RANGE);
 }
 
+/*
+ * nexthop-blackhole: in init_net (nothing dismantles its routing table),
+ * create a blackhole nexthop object and a blackhole /32 route that uses it
+ * (RTA_NH_ID), then delete the nexthop.  The route holds a reference on the
+ * nexthop (fib_create_info()); deleting the nexthop marks the route dead,
+ * and flushing it must drop that reference, also for an error route.  The
+ * normal path: the same with a unicast route, which is flushed on either
+ * kernel.  Everything is allocated by this process (rtnetlink requests run
+ * in the sender's context); guest/realbugs.sh keeps it alive to the end of
+ * the recording (REALBUGS_STAY), so the leaked nexthops are still objects
+ * of a running process, older than the ones that died.
+ */
+struct nl_req {
+	struct nlmsghdr nh;
+	union {
+		struct nhmsg nhm;
+		struct rtmsg rtm;
+	};
+	char attrs[64];
+};
+
+static int nl_fd = -1;
+static unsigned int nl_seq;
+
+static void nl_attr(struct nl_req *req, unsigned short type,
+		    const void *data, unsigned short len)
+{
+	struct rtattr *rta = (struct rtattr *)((char *)req +
+					       NLMSG_ALIGN(req->nh.nlmsg_len));
+
+	rta->rta_type = type;
+	rta->rta_len = RTA_LENGTH(len);
+	if (len)
+		memcpy(RTA_DATA(rta), data, len);
+	req->nh.nlmsg_len = NLMSG_ALIGN(req->nh.nlmsg_len) + RTA_ALIGN(rta->rta_len);
+}
+
+/* send one request, return the (negative) errno of its ack */
+static int nl_talk(struct nl_req *req)
+{
+	char buf[4096];
+	struct nlmsghdr *ack = (struct nlmsghdr *)buf;
+	ssize_t len;
+
+	req->nh.nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+	req->nh.nlmsg_seq = ++nl_seq;
+	if (send(nl_fd, req, req->nh.nlmsg_len, 0) != (ssize_t)req->nh.nlmsg_len)
+		fail("send(NETLINK_ROUTE)");
+	for (;;) {
+		len = recv(nl_fd, buf, sizeof(buf), 0);
+		if (len < 0)
+			fail("recv(NETLINK_ROUTE)");
+		if (!NLMSG_OK(ack, (size_t)len) || ack->nlmsg_seq != nl_seq)
+			continue;
+		if (ack->nlmsg_type != NLMSG_ERROR)
+			quit(1, "netlink: unexpected reply type %d", ack->nlmsg_type);
+		return ((struct nlmsgerr *)NLMSG_DATA(ack))->error;
+	}
+}
+
+static void nh_request(int type, int flags, unsigned int id)
+{
+	struct nl_req req;
+	int err;
+
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.nhm));
+	req.nh.nlmsg_type = type;
+	req.nh.nlmsg_flags = flags;
+	req.nhm.nh_family = AF_INET;
+	nl_attr(&req, NHA_ID, &id, sizeof(id));
+	if (type == RTM_NEWNEXTHOP)
+		nl_attr(&req, NHA_BLACKHOLE, NULL, 0);
+	err = nl_talk(&req);
+	if (err == -EOPNOTSUPP || err == -EAFNOSUPPORT) {
+		errno = -err;
+		unsupported("RTM_NEWNEXTHOP");
+	}
+	if (err == -EEXIST)
+		quit(1, "nexthop id %u exists: left by an earlier run (reboot)", id);
+	if (err) {
+		errno = -err;
+		fail(type == RTM_NEWNEXTHOP ? "RTM_NEWNEXTHOP" : "RTM_DELNEXTHOP");
+	}
+}
+
+static void nh_route_add(unsigned int addr, unsigned int id, bool blackhole)
+{
+	unsigned int dst = htonl(addr);
+	struct nl_req req;
+	int err;
+
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(req.rtm));
+	req.nh.nlmsg_type = RTM_NEWROUTE;
+	req.nh.nlmsg_flags = NLM_F_CREATE | NLM_F_EXCL;
+	req.rtm.rtm_family = AF_INET;
+	req.rtm.rtm_dst_len = 32;
+	req.rtm.rtm_table = RT_TABLE_MAIN;
+	req.rtm.rtm_protocol = RTPROT_STATIC;
+	req.rtm.rtm_scope = RT_SCOPE_UNIVERSE;
+	req.rtm.rtm_type = blackhole ? RTN_BLACKHOLE : RTN_UNICAST;
+	nl_attr(&req, RTA_DST, &dst, sizeof(dst));
+	nl_attr(&req, RTA_NH_ID, &id, sizeof(id));
+	err = nl_talk(&req);
+	if (err == -EEXIST)
+		quit(1, "route %u.%u.%u.%u/32 exists: left by an earlier run "
+		     "(reboot)", addr >> 24, (addr >> 16) & 255,
+		     (addr >> 8) & 255, addr & 255);
+	if (err) {
+		errno = -err;
+		fail("RTM_NEWROUTE with RTA_NH_ID");
+	}
+}
+
+static void case_nexthop(int n)
+{
+	/* ids unique per run: a leaked nexthop is deleted, its id free */
+	unsigned int base = 1 + ((unsigned int)getpid() % 4096) * 0x80000u;
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+
+	nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (nl_fd < 0) {
+		if (missing_feature(errno))
+			unsupported("socket(AF_NETLINK, NETLINK_ROUTE)");
+		fail("socket(AF_NETLINK, NETLINK_ROUTE)");
+	}
+	if (bind(nl_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		fail("bind(AF_NETLINK)");
+	for (int i = 0; i < 2 * n; i++) {
+		bool blackhole = i % 2;	/* the normal path first */
+		unsigned int id = base + i;
+
+		nh_request(RTM_NEWNEXTHOP, NLM_F_CREATE | NLM_F_EXCL, id);
+		nh_route_add(NH_NET + i, id, blackhole);
+		/* flushes the routes using it; the fixed kernel both kinds */
+		nh_request(RTM_DELNEXTHOP, 0, id);
+	}
+	close(nl_fd);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(int n);
@@ -396,6 +564,7 @@ static const struct {
 	{ "inotify-mask-create", case_inotify },
 	{ "unix-oob-pid",	case_unix },
 	{ "ping-group-info",	case_ping },
+	{ "nexthop-blackhole",	case_nexthop },
 };
 
 int main(int argc, char **argv)
@@ -422,6 +591,7 @@ int main(int argc, char **argv)
 		if (!strcmp(cases[c].name, argv[1])) {
 			cases[c].run((int)n);
 			settle();
+			stay();
 			return 0;
 		}
 	}
