@@ -781,6 +781,21 @@ static int test__refleak_likely_siblings(struct test_suite *test __maybe_unused,
 			st->class_count[REFLEAK_OUTSTANDING] == 5);
 	refleak__delete(rl);
 
+	/* kept ones all born before the siblings: they did not come and go together */
+	rl = new_engine(false);
+	TEST_ASSERT_VAL("engine", rl);
+	stack = alloc_stack(rl, SITE_A + 0x10);
+	for (i = 0, now = T0; i < 5; i++, now += 20 * MS) {
+		ev_alloc_pid(rl, now, 0x10000 + i * 0x1000, SITE_A, stack, 7);
+		ev_set(rl, now + 1, 0x10008 + i * 0x1000, 1);
+	}
+	for (i = 0; i < 5; i++, now += 10 * MS)
+		short_life(rl, now - 10 * MS, 0x80000 + i * 0x1000, SITE_A, stack, 7, 2 * MS);
+	st = finish(rl, now + 3 * SEC);
+	TEST_ASSERT_VAL("kept before the siblings: outstanding",
+			!st->class_count[REFLEAK_LIKELY_LEAK]);
+	refleak__delete(rl);
+
 	/* siblings that live 1 s: survivors of 5 s have not outlived them tenfold */
 	rl = new_engine(false);
 	TEST_ASSERT_VAL("engine", rl);

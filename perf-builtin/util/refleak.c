@@ -1707,16 +1707,19 @@ static struct rl_stack *rl_outlived(struct refleak *rl, struct rl_obj *o, u64 en
 
 /*
  * siblings_died, second half: the survivors kept accumulating while their
- * siblings came and went -- their births span at least half of the span of
- * every birth at the stack.  A pool or cache filled once (connections opened
- * at start, kept to the end) outlives its siblings too, but its births are
- * all at the beginning; a leak grows with the path that leaks.
+ * siblings came and went -- siblings were born between the first and the
+ * last survivor, and the survivors' births span at least half of the span
+ * of every birth at the stack.  A pool or cache filled once (connections
+ * opened at start, kept to the end) outlives its siblings too, but its
+ * births are all at the beginning; a leak grows with the path that leaks.
  */
 static bool rl_accumulating(const struct rl_stack *st)
 {
 	u64 first = min(st->died_first_ns, st->surv_first_ns);
 	u64 last = max(st->died_last_ns, st->surv_last_ns);
 
+	if (st->died_first_ns >= st->surv_last_ns || st->died_last_ns <= st->surv_first_ns)
+		return false;
 	return 2 * (st->surv_last_ns - st->surv_first_ns) >= last - first;
 }
 
