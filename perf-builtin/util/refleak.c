@@ -1015,13 +1015,15 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 			}
 			/*
 			 * A site whose frees come through deferred work (RCU,
-			 * a workqueue: the last net namespace waits for the
-			 * next cleanup_net() run) and that freed nothing since
-			 * this put may just not have got to it, and a free lost
-			 * since the put would look the same: "not yet".
+			 * a workqueue: a net namespace whose last passive
+			 * reference is dropped waits for the next cleanup_net()
+			 * run) and that freed no object put after this one may
+			 * just not have got to it -- what it freed since may
+			 * be an earlier batch -- and a free lost since the put
+			 * would look the same: "not yet".
 			 */
 			if ((o->site->max_put_free_ns >= REFLEAK_DEFERRED_FREE_NS &&
-			     o->site->last_put_free_ns < o->last_put_ns) ||
+			     o->site->max_freed_put_ns < o->last_put_ns) ||
 			    rl_lost_overlap(rl, o->last_put_ns, end_ns))
 				class = REFLEAK_PUT_NOT_FREED_YET;
 			else
@@ -1419,7 +1421,8 @@ int refleak__free(struct refleak *rl, const struct refleak_free_ev *ev)
 	o->free_ns = ev->time;
 	o->stack[REFLEAK_STACK_FREE] = ev->stack;
 	if (o->nr_puts) {
-		o->site->last_put_free_ns = ev->time;
+		if (o->last_put_ns > o->site->max_freed_put_ns)
+			o->site->max_freed_put_ns = o->last_put_ns;
 		if (ev->time - o->last_put_ns > o->site->max_put_free_ns)
 			o->site->max_put_free_ns = ev->time - o->last_put_ns;
 	}

@@ -303,8 +303,11 @@ struct refleak_site {
 	bool			offset_known;
 	bool			offset_mixed;	/* puts seen at different offsets */
 	bool			no_alloc;	/* pseudo site: anomalies on no known object */
-	/* frees of objects after their final put: the last one, longest delay */
-	u64			last_put_free_ns;
+	/*
+	 * Frees of objects after their final put: the latest final put of
+	 * an object freed, the longest delay from put to free
+	 */
+	u64			max_freed_put_ns;
 	u64			max_put_free_ns;
 	/*
 	 * Frees of objects whose counter was seen born: with the counter
