@@ -1899,10 +1899,12 @@ static void json_evidence(FILE *fp, struct refleak_group *g)
 static void rl_print_json(struct refleak_report *rep, FILE *fp)
 {
 	const struct refleak_stats *st = refleak__stats(rep->rl);
+	double secs = st->last_ns > st->first_ns ?
+		      (double)(st->last_ns - st->first_ns) / NSEC_PER_SEC : 0.0;
 	int c, first;
 
 	fprintf(fp, "{\"version\": 1,\n \"summary\": {\"recording_s\": %.3f, \"events\": {",
-		st->last_ns > st->first_ns ? (double)(st->last_ns - st->first_ns) / NSEC_PER_SEC : 0.0);
+		secs);
 	for (c = 0; c < RL_EV_NR; c++)
 		fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", ev_names[c], rep->nr_events[c]);
 	fprintf(fp, "},\n  \"lost_events\": %" PRIu64 ", \"unmatched_final_puts\": %" PRIu64
@@ -2271,8 +2273,10 @@ static void rl_print_possible(struct refleak_report *rep, FILE *fp)
 	for (c = 0; c < ARRAY_SIZE(live); c++) {
 		size_t nr = 0;
 		struct rl_row *rows = rl_rows(rep, live[c], &nr);
-		struct rl_concentrated *more = rows ? realloc(sel, (nr_sel + nr + 1) * sizeof(*sel)) :
-					       NULL;
+		struct rl_concentrated *more = NULL;
+
+		if (rows)
+			more = realloc(sel, (nr_sel + nr + 1) * sizeof(*sel));
 
 		if (!more) {
 			free(rows);
@@ -2294,13 +2298,15 @@ static void rl_print_possible(struct refleak_report *rep, FILE *fp)
 	}
 	if (nr_sel) {
 		qsort(sel, nr_sel, sizeof(*sel), rl_concentrated_cmp);
-		fprintf(fp, "\npossible: %zu group%s of live objects left by one allocation stack, "
-			"not proven leaked\n", nr_sel, nr_sel > 1 ? "s" : "");
+		fprintf(fp,
+			"\npossible: %zu group%s of live objects left by one allocation stack, not proven leaked\n",
+			nr_sel, nr_sel > 1 ? "s" : "");
 		for (i = 0; i < nr_sel && i < RL_POSSIBLE_NAMED; i++) {
 			struct refleak_group *g = sel[i].row.g;
 
 			fprintf(fp, "  %6" PRIu64 " %-17s %-22s %s\n", sel[i].top,
-				refleak_class__name(g->class), g->site->cache ?: "?", sel[i].row.site);
+				refleak_class__name(g->class), g->site->cache ?: "?",
+				sel[i].row.site);
 		}
 		if (nr_sel > RL_POSSIBLE_NAMED)
 			fprintf(fp, "  ... %zu more\n", nr_sel - RL_POSSIBLE_NAMED);
