@@ -686,6 +686,18 @@ static int process_lost_samples_event(const struct perf_tool *tool, union perf_e
 }
 
 /* a process's last thread exited: its objects may now be judged as leaks */
+/* a new process (not a thread): what its parent allocated before may be its own */
+static int process_fork_event(const struct perf_tool *tool, union perf_event *event,
+			      struct perf_sample *sample, struct machine *machine)
+{
+	struct refleak_report *rep = container_of(tool, struct refleak_report, tool);
+
+	if (event->fork.pid == event->fork.tid && event->fork.pid != event->fork.ppid &&
+	    refleak__fork(rep->rl, event->fork.ppid, event->fork.pid, event->fork.time))
+		return -ENOMEM;
+	return perf_event__process_fork(tool, event, sample, machine);
+}
+
 static int process_exit_event(const struct perf_tool *tool, union perf_event *event,
 			      struct perf_sample *sample, struct machine *machine)
 {
@@ -2090,7 +2102,7 @@ static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
 	rep->tool.mmap		 = perf_event__process_mmap;
 	rep->tool.mmap2		 = perf_event__process_mmap2;
 	rep->tool.comm		 = perf_event__process_comm;
-	rep->tool.fork		 = perf_event__process_fork;
+	rep->tool.fork		 = process_fork_event;
 	rep->tool.exit		 = process_exit_event;
 	rep->tool.ksymbol	 = perf_event__process_ksymbol;
 	rep->tool.attr		 = perf_event__process_attr;

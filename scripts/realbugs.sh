@@ -56,14 +56,9 @@ flock "$BUILD_LOCK" bash -c build_buggy || die "could not build the kernel with 
 bins=$("$TOP/scripts/build-guest-bins.sh")
 echo "$n" > "$BUILD/realbugs-n"
 "$TOP/scripts/make-initramfs.sh" >&2
-# thread_backlog_napi: the loopback receive path runs in the per-CPU
-# backlog_napi kernel threads, so what it allocates (tcp-filter-reqsk's
-# request socks) is allocated by a kernel thread, as on a machine whose
-# packets come from a NIC
 for k in buggy fixed; do
 	img=$BUILD/bzImage
 	[ $k = buggy ] && img=$rbuild/arch/x86/boot/bzImage
-	GUEST_CMDLINE="${GUEST_CMDLINE:-} thread_backlog_napi" \
 	BZIMAGE=$img GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800} "$TOP/scripts/run-guest.sh" \
 		"$TOP/guest/realbugs.sh" "$out/$k" "$dir/cases" "$BUILD/realbugs-n" $bins >&2 ||
 		die "the $k guest failed (see $out/$k/console.log)"

@@ -689,6 +689,42 @@ static int test__refleak_likely(struct test_suite *test __maybe_unused,
 			g->site->ref_offset == 8);
 	refleak__delete(rl);
 
+	/*
+	 * A fork hands on what the parent allocated before it (the child's
+	 * mm): objects of a parent that exited are not likely while a child
+	 * it forked after allocating them runs; a child forked before, or one
+	 * that exited too, does not keep them.
+	 */
+	for (i = 0; i < 3; i++) {
+		u64 t = T0;
+
+		rl = new_engine(false);
+		TEST_ASSERT_VAL("engine", rl);
+		if (i == 1)
+			refleak__fork(rl, 100, 101, t);
+		ev_alloc_pid(rl, t += MS, 0x10000, SITE_L, 1, 100);
+		ev_set(rl, t += MS, 0x10008, 1);
+		ev_alloc_pid(rl, t += MS, 0x11000, SITE_L, 1, 100);
+		ev_set(rl, t += MS, 0x11008, 1);
+		if (i != 1)
+			refleak__fork(rl, 100, 101, t += MS);
+		refleak__fork(rl, 101, 102, t += MS);
+		refleak__exit(rl, 100, t += MS);
+		if (i == 2) {
+			refleak__exit(rl, 101, t += MS);
+			refleak__exit(rl, 102, t += MS);
+		}
+		st = finish(rl, end);
+		if (i == 0)
+			TEST_ASSERT_VAL("handed on to a running grandchild: outstanding",
+					!st->class_count[REFLEAK_LIKELY_LEAK] &&
+					st->class_count[REFLEAK_OUTSTANDING] == 2);
+		else
+			TEST_ASSERT_VAL("child forked before, or exited: likely",
+					st->class_count[REFLEAK_LIKELY_LEAK] == 2);
+		refleak__delete(rl);
+	}
+
 	/* --min-repeat 1: the single object of pid 300 becomes likely too */
 	{
 		struct refleak_config cfg;
@@ -810,6 +846,23 @@ static int test__refleak_likely_siblings(struct test_suite *test __maybe_unused,
 	}
 	st = finish(rl, now + 3 * SEC);
 	TEST_ASSERT_VAL("long-lived siblings: outstanding", !st->class_count[REFLEAK_LIKELY_LEAK]);
+	refleak__delete(rl);
+
+	/* two kept out of forty: not a share of the stack's objects */
+	rl = new_engine(false);
+	TEST_ASSERT_VAL("engine", rl);
+	stack = alloc_stack(rl, SITE_A + 0x10);
+	for (i = 0, now = T0; i < 40; i++, now += 50 * MS) {
+		if (i == 0 || i == 39) {
+			ev_alloc_pid(rl, now, 0x10000 + i * 0x1000, SITE_A, stack, 7);
+			ev_set(rl, now + 1, 0x10008 + i * 0x1000, 1);
+		} else {
+			short_life(rl, now, 0x10000 + i * 0x1000, SITE_A, stack, 7, 2 * MS);
+		}
+	}
+	st = finish(rl, now + 3 * SEC);
+	TEST_ASSERT_VAL("two of forty: outstanding", !st->class_count[REFLEAK_LIKELY_LEAK] &&
+			st->class_count[REFLEAK_OUTSTANDING] == 2);
 	refleak__delete(rl);
 
 	/* one sibling died: below min-repeat, no evidence */

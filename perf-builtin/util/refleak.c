@@ -201,6 +201,14 @@ struct refleak {
 	struct refleak_site	*last_site;
 	/* process exits: pid -> time of the last exit */
 	struct hashmap		*exits;
+	/* process forks: child pid -> parent pid, and -> time of the fork */
+	struct hashmap		*fork_parent;
+	struct hashmap		*fork_time;
+	/*
+	 * At the end: pid -> the latest time it forked a process of which
+	 * a descendant is still running (or exited less than min-age ago)
+	 */
+	struct hashmap		*handed_on;
 	/* lost windows, in arrival order */
 	struct rl_lost		*lost;
 	size_t			nr_lost;
@@ -392,11 +400,15 @@ struct refleak *refleak__new(const struct refleak_config *cfg)
 	rl->strs = hashmap__new(strkey_hash, strkey_equal, NULL);
 	rl->stack_map = hashmap__new(stack_hash, stack_equal, NULL);
 	rl->exits = hashmap__new(u64_hash, u64_equal, NULL);
+	rl->fork_parent = hashmap__new(u64_hash, u64_equal, NULL);
+	rl->fork_time = hashmap__new(u64_hash, u64_equal, NULL);
+	rl->handed_on = hashmap__new(u64_hash, u64_equal, NULL);
 	rl->rcu_pending = hashmap__new(u64_hash, u64_equal, NULL);
 	rl->traced_caches = hashmap__new(u64_hash, u64_equal, NULL);
 	rl->tmp_stack = malloc(sizeof(struct rl_stack) + REFLEAK_MAX_STACK * sizeof(u64));
 	if (IS_ERR(rl->orphans) || IS_ERR(rl->sites) || IS_ERR(rl->cache_offsets) ||
 	    IS_ERR(rl->strs) || IS_ERR(rl->stack_map) || IS_ERR(rl->exits) ||
+	    IS_ERR(rl->fork_parent) || IS_ERR(rl->fork_time) || IS_ERR(rl->handed_on) ||
 	    IS_ERR(rl->rcu_pending) || IS_ERR(rl->traced_caches) || !rl->tmp_stack) {
 		if (IS_ERR(rl->orphans))
 			rl->orphans = NULL;
@@ -410,6 +422,12 @@ struct refleak *refleak__new(const struct refleak_config *cfg)
 			rl->stack_map = NULL;
 		if (IS_ERR(rl->exits))
 			rl->exits = NULL;
+		if (IS_ERR(rl->fork_parent))
+			rl->fork_parent = NULL;
+		if (IS_ERR(rl->fork_time))
+			rl->fork_time = NULL;
+		if (IS_ERR(rl->handed_on))
+			rl->handed_on = NULL;
 		if (IS_ERR(rl->rcu_pending))
 			rl->rcu_pending = NULL;
 		if (IS_ERR(rl->traced_caches))
@@ -495,6 +513,9 @@ void refleak__delete(struct refleak *rl)
 	}
 	hashmap__free(rl->stack_map);
 	hashmap__free(rl->exits);
+	hashmap__free(rl->fork_parent);
+	hashmap__free(rl->fork_time);
+	hashmap__free(rl->handed_on);
 	hashmap__free(rl->rcu_pending);
 	hashmap__free(rl->traced_caches);
 	for (i = 0; i < rl->nr_pending; i++)
@@ -1638,6 +1659,56 @@ int refleak__exit(struct refleak *rl, int pid, u64 time)
 	return hashmap__set(rl->exits, pid, time, NULL, NULL) ? -ENOMEM : 0;
 }
 
+int refleak__fork(struct refleak *rl, int ppid, int pid, u64 time)
+{
+	rl->stats.nr_forks++;
+	if (ppid <= 0 || pid <= 0 || ppid == pid)
+		return 0;
+	if (hashmap__set(rl->fork_parent, pid, ppid, NULL, NULL) ||
+	    hashmap__set(rl->fork_time, pid, time, NULL, NULL))
+		return -ENOMEM;
+	return 0;
+}
+
+/* a process running at the end, or that exited less than min-age before it */
+static bool rl_running(struct refleak *rl, int pid, u64 end_ns)
+{
+	long exit_ns;
+
+	return !hashmap__find(rl->exits, pid, &exit_ns) ||
+	       (u64)exit_ns + rl->cfg.min_age_ns > end_ns;
+}
+
+/* fork chains followed up from a running process, at the most */
+#define REFLEAK_MAX_FORK_DEPTH	64
+
+/*
+ * handed_on: for each process, the latest time it forked a process of
+ * which a descendant is running at the end.  What it allocated before that
+ * fork may be the descendant's (its mm, its files, its sockets).
+ */
+static void rl_handed_on(struct refleak *rl, u64 end_ns)
+{
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	hashmap__for_each_entry(rl->fork_parent, cur, bkt) {
+		long child = cur->key, parent = cur->value, t, have;
+		int depth = 0;
+
+		if (!rl_running(rl, child, end_ns))
+			continue;
+		while (depth++ < REFLEAK_MAX_FORK_DEPTH &&
+		       hashmap__find(rl->fork_time, child, &t)) {
+			if (!hashmap__find(rl->handed_on, parent, &have) || have < t)
+				hashmap__set(rl->handed_on, parent, t, NULL, NULL);
+			child = parent;
+			if (!hashmap__find(rl->fork_parent, child, &parent))
+				break;
+		}
+	}
+}
+
 static bool rl_group__reported(const struct refleak_group *g)
 {
 	if (g->class == REFLEAK_FREED_WITHOUT_FINAL_PUT ||
@@ -1671,15 +1742,19 @@ static bool rl_judged_live(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 /*
  * owner_exited: the process that allocated it exited at least min-age
  * before the end, so its own exit path, RCU callbacks and deferred work had
- * time to release it.
+ * time to release it, and so did every process it forked after allocating
+ * it (a fork hands on what the child inherits: the parent allocates the
+ * child's mm and its VMAs).
  */
 static bool rl_owner_exited(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 {
-	long exit_ns;
+	long exit_ns, forked;
 
 	if (o->nr_puts || o->pid <= 0)
 		return false;
 	if (!hashmap__find(rl->exits, o->pid, &exit_ns) || (u64)exit_ns < o->alloc_ns)
+		return false;
+	if (hashmap__find(rl->handed_on, o->pid, &forked) && (u64)forked >= o->alloc_ns)
 		return false;
 	return (u64)exit_ns + rl->cfg.min_age_ns <= end_ns;
 }
@@ -1709,18 +1784,29 @@ static struct rl_stack *rl_outlived(struct refleak *rl, struct rl_obj *o, u64 en
 }
 
 /*
+ * siblings_died: the survivors are at least one object in that many of
+ * their stack's.  A leaking path leaks every time it runs; a few objects
+ * kept out of thousands (a service's connections, its processes' mm) are
+ * kept on purpose as often as not, and stay possible.
+ */
+#define REFLEAK_SIBLING_SHARE	10
+
+/*
  * siblings_died, second half: the survivors kept accumulating while their
  * siblings came and went -- siblings were born between the first and the
  * last survivor, and the survivors' births span at least half of the span
- * of every birth at the stack.  A pool or cache filled once (connections
- * opened at start, kept to the end) outlives its siblings too, but its
- * births are all at the beginning; a leak grows with the path that leaks.
+ * of every birth at the stack -- and are a share of the stack's objects.
+ * A pool or cache filled once (connections opened at start, kept to the
+ * end) outlives its siblings too, but its births are all at the
+ * beginning; a leak grows with the path that leaks.
  */
 static bool rl_accumulating(const struct rl_stack *st)
 {
 	u64 first = min(st->died_first_ns, st->surv_first_ns);
 	u64 last = max(st->died_last_ns, st->surv_last_ns);
 
+	if (st->nr_survivors * REFLEAK_SIBLING_SHARE < st->nr_survivors + st->nr_died)
+		return false;
 	if (st->died_first_ns >= st->surv_last_ns || st->died_last_ns <= st->surv_first_ns)
 		return false;
 	return 2 * (st->surv_last_ns - st->surv_first_ns) >= last - first;
@@ -1761,6 +1847,7 @@ static void rl_mark_likely(struct refleak *rl, u64 end_ns)
 
 	if (IS_ERR(repeat))
 		return;
+	rl_handed_on(rl, end_ns);
 	for (i = 0; i < rl->nr_stacks; i++)
 		rl->stacks[i]->nr_survivors = 0;
 	for (nd = rb_first(&rl->live); nd; nd = rb_next(nd)) {

@@ -74,7 +74,8 @@ enum refleak_stack_kind {
 /*
  * What made a live object a likely leak (several may hold for one object),
  * see rl_mark_likely():
- *   OWNER_EXITED   the process that allocated it exited, min-age before the end
+ *   OWNER_EXITED   the process that allocated it exited, min-age before the
+ *                  end, and so did every process it forked after that
  *   SIBLINGS_DIED  objects of its allocation stack reached zero and were
  *                  freed within a lifetime it has long outlived, and the
  *                  survivors kept accumulating while its siblings came and went
@@ -342,6 +343,7 @@ struct refleak_stats {
 	u64	nr_unmatched_set;	/* counter in no known allocation */
 	u64	nr_revived;		/* counters set again after their final put */
 	u64	nr_exits;		/* process exits seen */
+	u64	nr_forks;		/* process forks seen */
 	u64	nr_ignored_alloc;	/* NULL / ERR_PTR */
 	u64	nr_unmatched_free;	/* free of an address never seen allocated */
 	u64	nr_unmatched_put;	/* final put on no known object (pre-existing) */
@@ -389,6 +391,8 @@ int refleak__anomaly(struct refleak *rl, const struct refleak_anomaly_ev *ev);
 int refleak__ref(struct refleak *rl, const struct refleak_ref_ev *ev);
 /* process pid exited at time (its last thread) */
 int refleak__exit(struct refleak *rl, int pid, u64 time);
+/* process ppid forked process pid at time */
+int refleak__fork(struct refleak *rl, int ppid, int pid, u64 time);
 /*
  * nr events were lost somewhere in [start, end].  end == 0 or start > end
  * means "unknown": every verdict becomes uncertain.

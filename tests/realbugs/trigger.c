@@ -30,6 +30,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/errqueue.h>
+#include <linux/filter.h>
+#include <linux/net_tstamp.h>
 #include <linux/netlink.h>
 #include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
@@ -53,6 +56,15 @@
 #endif
 #ifndef MSG_OOB
 #define MSG_OOB 1
+#endif
+#ifndef MSG_ZEROCOPY
+#define MSG_ZEROCOPY 0x4000000
+#endif
+#ifndef SO_ZEROCOPY
+#define SO_ZEROCOPY 60
+#endif
+#ifndef SO_TIMESTAMPING
+#define SO_TIMESTAMPING 37
 #endif
 
 /* <linux/keyctl.h>, which libc does not wrap */
@@ -556,6 +568,229 @@ static void case_nexthop(int n)
 	close(nl_fd);
 }
 
+/*
+ * tcp-filter-reqsk: a listener with a socket filter (SO_ATTACH_FILTER, a
+ * classic BPF program) that passes SYNs only.  A client connects: the SYN
+ * makes a request socket (on the receive path, in softirq) and the SYN-ACK
+ * completes the client's connect(); the handshake's ACK, and the RST of the
+ * client's close (SO_LINGER 0), find the request socket, taking a
+ * reference each, and are dropped by the filter, which must drop those
+ * references.  Then the listener is closed: the request's timer (1 s)
+ * unhashes it and puts the hash and timer references.  The normal path:
+ * a listener whose filter passes everything, a connection accepted and
+ * reset.  The trigger waits 1.5 s at the end for the last requests' timers.
+ */
+static struct sock_filter tcp_syn_only[] = {
+	BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 13),		/* the TCP flags */
+	BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x02, 0, 1),	/* SYN */
+	BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
+	BPF_STMT(BPF_RET | BPF_K, 0),
+};
+
+static struct sock_filter tcp_pass_all[] = {
+	BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
+};
+
+/* a listener on 127.0.0.1 with the filter; its address in *addr */
+static int tcp_filtered_listener(bool syn_only, struct sockaddr_in *addr)
+{
+	struct sock_fprog prog = {
+		.len = syn_only ? sizeof(tcp_syn_only) / sizeof(tcp_syn_only[0]) :
+				  sizeof(tcp_pass_all) / sizeof(tcp_pass_all[0]),
+		.filter = syn_only ? tcp_syn_only : tcp_pass_all,
+	};
+	socklen_t len = sizeof(*addr);
+	int fd;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		if (missing_feature(errno))
+			unsupported("socket(AF_INET, SOCK_STREAM)");
+		fail("socket(AF_INET, SOCK_STREAM)");
+	}
+	memset(addr, 0, sizeof(*addr));
+	addr->sin_family = AF_INET;
+	addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)addr, sizeof(*addr)) < 0)
+		fail("bind(127.0.0.1) (is lo up?)");
+	if (listen(fd, 8) < 0)
+		fail("listen");
+	if (getsockname(fd, (struct sockaddr *)addr, &len) < 0)
+		fail("getsockname");
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0) {
+		if (errno == ENOPROTOOPT || missing_feature(errno))
+			unsupported("setsockopt(SO_ATTACH_FILTER)");
+		fail("setsockopt(SO_ATTACH_FILTER)");
+	}
+	return fd;
+}
+
+static int tcp_connect(const struct sockaddr_in *addr)
+{
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		fail("socket(AF_INET, SOCK_STREAM)");
+	/* a connect() the SYN-ACK never completes fails instead of hanging */
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+		fail("setsockopt(SO_SNDTIMEO)");
+	if (connect(fd, (const struct sockaddr *)addr, sizeof(*addr)) < 0)
+		fail("connect(127.0.0.1)");
+	return fd;
+}
+
+/* close with a RST (SO_LINGER 0): no TIME_WAIT socket stays behind */
+static void tcp_reset(int fd)
+{
+	struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+	if (setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)) < 0)
+		fail("setsockopt(SO_LINGER)");
+	if (close(fd) < 0)
+		fail("close(client)");
+}
+
+static void case_tcp_filter(int n)
+{
+	struct timespec ts = { .tv_sec = 1, .tv_nsec = 500 * 1000 * 1000 };
+	struct sockaddr_in addr;
+
+	for (int i = 0; i < 2 * n; i++) {
+		bool syn_only = i % 2;	/* the normal path first */
+		int lfd, cfd, afd;
+
+		lfd = tcp_filtered_listener(syn_only, &addr);
+		cfd = tcp_connect(&addr);
+		if (syn_only) {
+			/* the ACK was dropped: no child in the accept queue */
+			if (fcntl(lfd, F_SETFL, O_NONBLOCK) < 0)
+				fail("fcntl(O_NONBLOCK)");
+			afd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+			if (afd >= 0)
+				quit(1, "accepted a connection whose ACK the filter "
+				     "should have dropped");
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				fail("accept4");
+			tcp_reset(cfd);
+		} else {
+			afd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+			if (afd < 0)
+				fail("accept4");
+			tcp_reset(cfd);
+			if (close(afd) < 0)
+				fail("close(accepted)");
+		}
+		if (close(lfd) < 0)
+			fail("close(listener)");
+	}
+	/* the request timers of the last listeners (TCP_TIMEOUT_INIT, 1 s) */
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * udp-zerocopy-tstamp: a UDP socket with SO_ZEROCOPY and SO_TIMESTAMPING
+ * (SOF_TIMESTAMPING_TX_SOFTWARE) sends one datagram with MSG_ZEROCOPY to
+ * a receiver on 127.0.0.1.  The zerocopy skb's struct ubuf_info holds a
+ * reference on the socket; loopback_xmit() puts a clone of the skb, with
+ * the TX timestamp, in the sender's error queue, and the clone must not
+ * keep the ubuf.  The receiver reads the datagram, and the sender is closed
+ * without reading its error queue.  The normal path: the sender reads its
+ * error queue (the timestamp, then the zerocopy completion) before close.
+ */
+static char udp_payload[64] = "perf refleak udp-zerocopy-tstamp";
+
+/* read the error queue empty: the timestamp and the zerocopy completion */
+static void udp_drain_errqueue(int fd)
+{
+	int tstamps = 0, completions = 0;
+	char data[sizeof(udp_payload)], control[512];
+
+	for (;;) {
+		struct iovec iov = { .iov_base = data, .iov_len = sizeof(data) };
+		struct msghdr msg = {
+			.msg_iov = &iov, .msg_iovlen = 1,
+			.msg_control = control, .msg_controllen = sizeof(control),
+		};
+		struct cmsghdr *cm;
+
+		if (recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			fail("recvmsg(MSG_ERRQUEUE)");
+		}
+		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+			struct sock_extended_err *ee;
+
+			if (cm->cmsg_level != SOL_IP || cm->cmsg_type != IP_RECVERR)
+				continue;
+			ee = (struct sock_extended_err *)CMSG_DATA(cm);
+			if (ee->ee_origin == SO_EE_ORIGIN_TIMESTAMPING)
+				tstamps++;
+			else if (ee->ee_origin == SO_EE_ORIGIN_ZEROCOPY)
+				completions++;
+		}
+	}
+	if (!tstamps || !completions)
+		quit(1, "error queue held %d timestamps and %d zerocopy "
+		     "completions, expected one of each", tstamps, completions);
+}
+
+static void case_udp_zerocopy(int n)
+{
+	struct timeval tv = { .tv_sec = 5 };
+	struct sockaddr_in addr;
+	socklen_t len = sizeof(addr);
+	int rx, one = 1, tsflags = SOF_TIMESTAMPING_TX_SOFTWARE;
+	char data[sizeof(udp_payload)];
+
+	rx = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (rx < 0) {
+		if (missing_feature(errno))
+			unsupported("socket(AF_INET, SOCK_DGRAM)");
+		fail("socket(AF_INET, SOCK_DGRAM)");
+	}
+	memset(&addr, 0, sizeof(addr));
+	addr.sin_family = AF_INET;
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(rx, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		fail("bind(127.0.0.1) (is lo up?)");
+	if (getsockname(rx, (struct sockaddr *)&addr, &len) < 0)
+		fail("getsockname");
+	if (setsockopt(rx, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+		fail("setsockopt(SO_RCVTIMEO)");
+	for (int i = 0; i < 2 * n; i++) {
+		bool drain = !(i % 2);	/* the normal path first */
+		int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		if (fd < 0)
+			fail("socket(AF_INET, SOCK_DGRAM)");
+		if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &tsflags,
+			       sizeof(tsflags)) < 0) {
+			if (errno == ENOPROTOOPT || missing_feature(errno))
+				unsupported("setsockopt(SO_TIMESTAMPING)");
+			fail("setsockopt(SO_TIMESTAMPING)");
+		}
+		if (setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)) < 0) {
+			if (errno == ENOPROTOOPT || missing_feature(errno))
+				unsupported("setsockopt(SO_ZEROCOPY)");
+			fail("setsockopt(SO_ZEROCOPY)");
+		}
+		if (sendto(fd, udp_payload, sizeof(udp_payload), MSG_ZEROCOPY,
+			   (struct sockaddr *)&addr, sizeof(addr)) !=
+		    (ssize_t)sizeof(udp_payload))
+			fail("sendto(MSG_ZEROCOPY)");
+		/* delivered: the timestamp clone is queued before the receive */
+		if (recv(rx, data, sizeof(data), 0) != (ssize_t)sizeof(data))
+			fail("recv(UDP receiver)");
+		if (drain)
+			udp_drain_errqueue(fd);
+		if (close(fd) < 0)
+			fail("close(UDP sender)");
+	}
+	close(rx);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(int n);
@@ -565,6 +800,8 @@ static const struct {
 	{ "unix-oob-pid",	case_unix },
 	{ "ping-group-info",	case_ping },
 	{ "nexthop-blackhole",	case_nexthop },
+	{ "tcp-filter-reqsk",	case_tcp_filter },
+	{ "udp-zerocopy-tstamp", case_udp_zerocopy },
 };
 
 int main(int argc, char **argv)
