@@ -780,12 +780,13 @@ static int test__refleak_likely_siblings(struct test_suite *test __maybe_unused,
 	rl = new_engine(true);
 	TEST_ASSERT_VAL("engine", rl);
 	stack = alloc_stack(rl, SITE_A + 0x10);
+	/* addresses going down as time goes on: the live tree is not in time order */
 	for (i = 0, now = T0; i < 10; i++, now += 200 * MS) {
 		if (i & 1) {
-			short_life(rl, now, 0x10000 + i * 0x1000, SITE_A, stack, 7, 2 * MS);
+			short_life(rl, now, 0x90000 - i * 0x1000, SITE_A, stack, 7, 2 * MS);
 		} else {
-			ev_alloc_pid(rl, now, 0x10000 + i * 0x1000, SITE_A, stack, 7);
-			ev_set(rl, now + 1, 0x10008 + i * 0x1000, 1);
+			ev_alloc_pid(rl, now, 0x90000 - i * 0x1000, SITE_A, stack, 7);
+			ev_set(rl, now + 1, 0x90008 - i * 0x1000, 1);
 		}
 	}
 	end = now + 3 * SEC;

@@ -1395,9 +1395,10 @@ static void rl_died(struct refleak *rl, const struct rl_obj *o, u64 time)
 	if (!id || id > rl->nr_stacks || !o->alloc_ns)
 		return;
 	st = rl->stacks[id - 1];
-	if (!st->nr_died++)
+	if (!st->nr_died++ || o->alloc_ns < st->died_first_ns)
 		st->died_first_ns = o->alloc_ns;
-	st->died_last_ns = o->alloc_ns;
+	if (o->alloc_ns > st->died_last_ns)
+		st->died_last_ns = o->alloc_ns;
 	if (time - o->alloc_ns > st->max_life_ns)
 		st->max_life_ns = time - o->alloc_ns;
 }
@@ -1848,8 +1849,10 @@ static void rl_mark_likely(struct refleak *rl, u64 end_ns)
 	if (IS_ERR(repeat))
 		return;
 	rl_handed_on(rl, end_ns);
-	for (i = 0; i < rl->nr_stacks; i++)
+	for (i = 0; i < rl->nr_stacks; i++) {
 		rl->stacks[i]->nr_survivors = 0;
+		rl->stacks[i]->surv_last_ns = 0;
+	}
 	for (nd = rb_first(&rl->live); nd; nd = rb_next(nd)) {
 		struct rl_obj *o = rb_entry(nd, struct rl_obj, node);
 		struct rl_stack *st;
@@ -1862,10 +1865,12 @@ static void rl_mark_likely(struct refleak *rl, u64 end_ns)
 			o->evidence |= 1 << REFLEAK_EVIDENCE_COUNTER_LEFT;
 		st = rl_outlived(rl, o, end_ns);
 		if (st) {
+			/* the live tree is in address order, not time order */
 			o->evidence |= 1 << REFLEAK_EVIDENCE_SIBLINGS_DIED;
-			if (!st->nr_survivors++)
+			if (!st->nr_survivors++ || o->alloc_ns < st->surv_first_ns)
 				st->surv_first_ns = o->alloc_ns;
-			st->surv_last_ns = o->alloc_ns;
+			if (o->alloc_ns > st->surv_last_ns)
+				st->surv_last_ns = o->alloc_ns;
 		}
 	}
 	for (nd = rb_first(&rl->live); nd; nd = rb_next(nd)) {
