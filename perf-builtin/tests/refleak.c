@@ -692,31 +692,35 @@ static int test__refleak_likely(struct test_suite *test __maybe_unused,
 	/*
 	 * A fork hands on what the parent allocated before it (the child's
 	 * mm): objects of a parent that exited are not likely while a child
-	 * it forked after allocating them runs; a child forked before, or one
-	 * that exited too, does not keep them.
+	 * it forked after allocating them runs (round 3: on a pid whose
+	 * previous process exited before); a child forked before, or one that
+	 * exited too, does not keep them.
 	 */
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		u64 t = T0;
 
 		rl = new_engine(false);
 		TEST_ASSERT_VAL("engine", rl);
 		if (i == 1)
 			refleak__fork(rl, 100, 101, t);
+		if (i == 3)
+			refleak__exit(rl, 101, t);
 		ev_alloc_pid(rl, t += MS, 0x10000, SITE_L, 1, 100);
 		ev_set(rl, t += MS, 0x10008, 1);
 		ev_alloc_pid(rl, t += MS, 0x11000, SITE_L, 1, 100);
 		ev_set(rl, t += MS, 0x11008, 1);
 		if (i != 1)
 			refleak__fork(rl, 100, 101, t += MS);
-		refleak__fork(rl, 101, 102, t += MS);
+		if (i != 3)
+			refleak__fork(rl, 101, 102, t += MS);
 		refleak__exit(rl, 100, t += MS);
 		if (i == 2) {
 			refleak__exit(rl, 101, t += MS);
 			refleak__exit(rl, 102, t += MS);
 		}
 		st = finish(rl, end);
-		if (i == 0)
-			TEST_ASSERT_VAL("handed on to a running grandchild: outstanding",
+		if (i == 0 || i == 3)
+			TEST_ASSERT_VAL("handed on to a running descendant: outstanding",
 					!st->class_count[REFLEAK_LIKELY_LEAK] &&
 					st->class_count[REFLEAK_OUTSTANDING] == 2);
 		else

@@ -1671,12 +1671,15 @@ int refleak__fork(struct refleak *rl, int ppid, int pid, u64 time)
 	return 0;
 }
 
-/* a process running at the end, or that exited less than min-age before it */
-static bool rl_running(struct refleak *rl, int pid, u64 end_ns)
+/*
+ * A process forked at @forked running at the end, or that exited less than
+ * min-age before it (an exit before its fork was its pid's previous owner's)
+ */
+static bool rl_running(struct refleak *rl, int pid, u64 forked, u64 end_ns)
 {
 	long exit_ns;
 
-	return !hashmap__find(rl->exits, pid, &exit_ns) ||
+	return !hashmap__find(rl->exits, pid, &exit_ns) || (u64)exit_ns < forked ||
 	       (u64)exit_ns + rl->cfg.min_age_ns > end_ns;
 }
 
@@ -1697,7 +1700,7 @@ static void rl_handed_on(struct refleak *rl, u64 end_ns)
 		long child = cur->key, parent = cur->value, t, have;
 		int depth = 0;
 
-		if (!rl_running(rl, child, end_ns))
+		if (!hashmap__find(rl->fork_time, child, &t) || !rl_running(rl, child, t, end_ns))
 			continue;
 		while (depth++ < REFLEAK_MAX_FORK_DEPTH &&
 		       hashmap__find(rl->fork_time, child, &t)) {
