@@ -1440,6 +1440,65 @@ static int test__refleak_refs_error_path(struct test_suite *test __maybe_unused,
 }
 
 /*
+ * An object with two counters, a main count and a passive count: the main
+ * count reaches zero in every object; in every second one an error path
+ * forgets to put the passive count's get, so the object is never freed.
+ * The get named is the passive count's, with certainty, not "none left" on
+ * the main count's ledger.
+ */
+static int test__refleak_refs_passive_count(struct test_suite *test __maybe_unused,
+					    int subtest __maybe_unused)
+{
+	const u64 root = FN(1), ep = FN(2), create = FN(3), use = FN(4), lookup = FN(5),
+		  destroy = FN(6), release = FN(7);
+	struct refleak *rl = new_refs_engine();
+	struct refleak_unput *u;
+	struct refleak_group *g;
+	u32 s_set, s_get, s_put, s_main_put, s_owner;
+	u64 now = T0;
+	int i;
+
+	TEST_ASSERT_VAL("engine", rl);
+	s_set = stack_of(rl, create + 0x10, ep + 0x10, root + 0x10, 0);
+	s_get = stack_of(rl, lookup + 0x10, use + 0x10, ep + 0x20, root + 0x10);
+	s_put = stack_of(rl, use + 0x30, ep + 0x20, root + 0x10, 0);
+	s_main_put = stack_of(rl, release + 0x10, ep + 0x30, root + 0x10, 0);
+	s_owner = stack_of(rl, destroy + 0x10, ep + 0x40, root + 0x10, 0);
+	for (i = 0; i < 8; i++) {
+		u64 obj = 0x100000 + i * 0x1000, main = obj + 8, passive = obj + 16;
+		bool fail = i % 2;
+
+		ev_alloc_pid(rl, now += MS, obj, SITE_L, 1, 100);
+		ev_set_at(rl, now += MS, main, 1, s_set);
+		ev_set_at(rl, now += MS, passive, 1, s_set);
+		ev_ref(rl, now += MS, passive, 1, 1, s_get);
+		if (!fail)
+			ev_ref(rl, now += MS, passive, 2, -1, s_put);
+		ev_put(rl, now += MS, main, s_main_put);
+		if (fail) {
+			ev_ref(rl, now += MS, passive, 2, -1, s_owner);
+		} else {
+			ev_put(rl, now += MS, passive, s_owner);
+			ev_free(rl, now += MS, obj, "c", 0);
+		}
+	}
+	/* the owner is still running: the evidence is the passive count left */
+	finish(rl, now + 5 * SEC);
+
+	g = only_group(rl, REFLEAK_LIKELY_LEAK);
+	TEST_ASSERT_VAL("four likely leaks, by the counter left",
+			g && g->count == 4 && g->nr_evidence[REFLEAK_EVIDENCE_COUNTER_LEFT] == 4);
+	u = only_unput(g);
+	TEST_ASSERT_VAL("one list for the four", u && u->nr_objects == 4);
+	TEST_ASSERT_VAL("one reference, certain", u->refs == 1 && u->certain);
+	TEST_ASSERT_VAL("the passive count's lookup get, and no other",
+			u->nr_stacks == 1 && u->stacks[0].stack == s_get &&
+			u->stacks[0].balance == 1);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+/*
  * One leak keeping another alive: the reference the held objects never put
  * was taken inside the function that allocated the holder objects (a
  * constructor storing it), which leak too.  The held group says so; with
@@ -1758,6 +1817,8 @@ static struct test_case tests__refleak[] = {
 		  refleak_refs_handoff),
 	TEST_CASE("refs: a leak whose objects hold another's references is its root",
 		  refleak_refs_held_by),
+	TEST_CASE("refs: the passive count's get, when the main count reached zero",
+		  refleak_refs_passive_count),
 	TEST_CASE("refs: the balanced objects' shape names the error path's get",
 		  refleak_refs_balanced_shape),
 	{ .name = NULL, }

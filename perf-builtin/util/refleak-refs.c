@@ -3,7 +3,7 @@
  * Which reference was never put, see refleak-refs.h.
  *
  * A ledger holds the events of one counter of one object in the order they
- * came: its birth (ref_trace_set, a get of 'count' references), its gets and
+ * came (an object with several counters has one ledger each, chained): its birth (ref_trace_set, a get of 'count' references), its gets and
  * non-final puts (ref_trace_ref) and its final put (a put of all it still
  * held).  References are not named by the kernel, so a put must be paired
  * with one of the gets made before it and not yet paired.  The rules, in
@@ -77,6 +77,8 @@
 #define RL_OPEN_MAX		64
 /* balanced shapes kept per site; more make rule 4 undecided there */
 #define RL_SHAPES_MAX		64
+/* counters of one object followed; the events of more are ignored */
+#define RL_LEDGERS_MAX		4
 
 struct rl_ledger_entry {
 	u32	stack;
@@ -91,6 +93,7 @@ struct rl_ledger {
 	bool			truncated;	/* more than RL_LEDGER_MAX events */
 	bool			inconsistent;	/* a put was not seen */
 	struct rl_ledger_entry	*e;
+	struct rl_ledger	*next;		/* another counter of the object */
 };
 
 /* references taken at one stack, in a pairing */
@@ -166,36 +169,45 @@ static struct rl_ledger *rl_ledger__new(u32 offset)
 }
 
 /*
- * The ledger of the counter at @offset, created at its first event: 0, 1
- * when the ledger follows another counter of the object, or -ENOMEM.
+ * The ledger of the counter at @offset in the chain at @lp, created at the
+ * counter's first event: 0, 1 when the object has RL_LEDGERS_MAX counters
+ * followed already, or -ENOMEM.
  */
-static int rl_ledger__of(struct rl_ledger **lp, u32 offset)
+static int rl_ledger__of(struct rl_ledger **lp, u32 offset, struct rl_ledger **found)
 {
-	if (!*lp) {
-		*lp = rl_ledger__new(offset);
-		return *lp ? 0 : -ENOMEM;
+	int n = 0;
+
+	for (; *lp; lp = &(*lp)->next, n++) {
+		if ((*lp)->offset == offset) {
+			*found = *lp;
+			return 0;
+		}
 	}
-	return (*lp)->offset == offset ? 0 : 1;
+	if (n == RL_LEDGERS_MAX)
+		return 1;
+	*lp = rl_ledger__new(offset);
+	*found = *lp;
+	return *lp ? 0 : -ENOMEM;
 }
 
 int rl_ledger__birth(struct rl_ledger **lp, u32 offset, u32 stack, s32 count)
 {
-	int err = count > 0 ? rl_ledger__of(lp, offset) : 1;
+	struct rl_ledger *l;
+	int err = count > 0 ? rl_ledger__of(lp, offset, &l) : 1;
 
 	if (err)
 		return err < 0 ? err : 0;
-	(*lp)->count += count;
-	return rl_ledger__push(*lp, stack, count);
+	l->count += count;
+	return rl_ledger__push(l, stack, count);
 }
 
 int rl_ledger__ref(struct rl_ledger **lp, u32 offset, u32 stack, s32 old, s32 delta)
 {
 	struct rl_ledger *l;
-	int err = rl_ledger__of(lp, offset);
+	int err = rl_ledger__of(lp, offset, &l);
 
 	if (err)
 		return err;
-	l = *lp;
 	if (old > l->count) {
 		/* references the events never showed taken: stack 0 */
 		err = rl_ledger__push(l, 0, old - l->count);
@@ -212,7 +224,9 @@ int rl_ledger__final(struct rl_ledger *l, u32 offset, u32 stack)
 {
 	s32 held;
 
-	if (!l || l->offset != offset)
+	while (l && l->offset != offset)
+		l = l->next;
+	if (!l)
 		return 0;
 	held = l->count > 0 ? l->count : 1;
 	l->count = 0;
@@ -221,10 +235,23 @@ int rl_ledger__final(struct rl_ledger *l, u32 offset, u32 stack)
 
 void rl_ledger__delete(struct rl_ledger *l)
 {
-	if (!l)
-		return;
-	free(l->e);
-	free(l);
+	while (l) {
+		struct rl_ledger *next = l->next;
+
+		free(l->e);
+		free(l);
+		l = next;
+	}
+}
+
+bool rl_ledger__held(const struct rl_ledger *l)
+{
+	return l && l->count > 0;
+}
+
+const struct rl_ledger *rl_ledger__next(const struct rl_ledger *l)
+{
+	return l ? l->next : NULL;
 }
 
 /* ------------------------------------------------------------------ */

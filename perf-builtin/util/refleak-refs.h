@@ -21,13 +21,18 @@ int rl_ledger__birth(struct rl_ledger **lp, u32 offset, u32 stack, s32 count);
 /*
  * A get (delta > 0) or a put that left references (delta < 0) on the
  * counter at @offset, which held @old references before.  The first event
- * of a counter not seen born creates the ledger; a ledger follows one
- * counter, events on the object's other counters return 1 and are ignored.
+ * of a counter not seen born creates its ledger, chained at *@lp to those
+ * of the object's other counters (a few: the events of more return 1 and
+ * are ignored).
  */
 int rl_ledger__ref(struct rl_ledger **lp, u32 offset, u32 stack, s32 old, s32 delta);
 /* the counter at @offset reached zero: a put of everything it still held */
 int rl_ledger__final(struct rl_ledger *l, u32 offset, u32 stack);
 void rl_ledger__delete(struct rl_ledger *l);
+/* the counter still holds references, by its events */
+bool rl_ledger__held(const struct rl_ledger *l);
+/* the ledger of the object's next counter, or NULL */
+const struct rl_ledger *rl_ledger__next(const struct rl_ledger *l);
 
 /* a balanced object of @site: remember which get each of its puts paired with */
 void rl_refs__learn(struct refleak *rl, struct refleak_site *site, const struct rl_ledger *l);

@@ -962,7 +962,11 @@ static void rl_refs_retire(struct refleak *rl, struct rl_obj *o, struct refleak_
 	if (!o->ledger)
 		return;
 	if (g->class == REFLEAK_BALANCED) {
-		rl_refs__learn(rl, o->site, o->ledger);
+		const struct rl_ledger *l;
+
+		/* every counter reached zero: each teaches its pairs */
+		for (l = o->ledger; l; l = rl_ledger__next(l))
+			rl_refs__learn(rl, o->site, l);
 		return;
 	}
 	if (g->class != REFLEAK_LIKELY_LEAK && g->class != REFLEAK_OUTSTANDING &&
@@ -982,6 +986,21 @@ static void rl_refs_retire(struct refleak *rl, struct rl_obj *o, struct refleak_
 	p->group = g;
 	p->uncertain = o->uncertain;
 	o->ledger = NULL;
+}
+
+/*
+ * The counter whose references an object of a finding kept: the first
+ * followed that still holds some (a passive count left when the main count
+ * reached zero), else the first.
+ */
+static const struct rl_ledger *rl_ledger_kept(const struct rl_ledger *l)
+{
+	const struct rl_ledger *k;
+
+	for (k = l; k; k = rl_ledger__next(k))
+		if (rl_ledger__held(k))
+			return k;
+	return l;
 }
 
 static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
@@ -1554,6 +1573,11 @@ int refleak__set(struct refleak *rl, const struct refleak_set_ev *ev)
 		if (rl_cache_traced(rl, o->site->cache) &&
 		    rl_ledger__birth(&o->ledger, o->set_offset, ev->stack, o->set_count) < 0)
 			return -ENOMEM;
+	} else if (ev->obj - o->start != o->set_offset && rl_cache_traced(rl, o->site->cache) &&
+		   rl_ledger__birth(&o->ledger, ev->obj - o->start, ev->stack,
+				    ev->count > INT_MAX ? INT_MAX : ev->count) < 0) {
+		/* another counter of the object: a ledger of its own */
+		return -ENOMEM;
 	}
 	if (o->nr_puts && ev->obj == o->put_ref) {
 		/* revived (percpu_ref_resurrect(), refcount_set() on reuse): a new life */
@@ -2010,7 +2034,7 @@ int refleak__finish(struct refleak *rl, u64 end_ns)
 	for (i = 0; i < rl->nr_pending; i++) {
 		struct rl_pending *p = &rl->pending[i];
 
-		rl_refs__name(rl, p->group, p->ledger, p->uncertain);
+		rl_refs__name(rl, p->group, rl_ledger_kept(p->ledger), p->uncertain);
 		rl_ledger__delete(p->ledger);
 	}
 	rl->nr_pending = 0;
