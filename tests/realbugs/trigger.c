@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -791,6 +792,163 @@ static void case_udp_zerocopy(int n)
 	close(rx);
 }
 
+/*
+ * dl-boost-timer: a SCHED_DEADLINE task that runs out of runtime while
+ * holding a PI futex is throttled: start_dl_timer() takes a reference on
+ * its task_struct for the replenishment timer, which dl_task_timer() puts.
+ * A second deadline task with an earlier deadline then blocks on the futex
+ * and boosts the first; enqueue_task_dl() sees it boosted and throttled
+ * and cancels the timer, which must put that reference.  The boosted task
+ * sees the waiter, unlocks and exits; both are reaped, so the leaked
+ * task_struct's rcu_users reaches zero and its usage never does.  The
+ * normal path: a deadline task with a short period that is throttled and
+ * replenished by its timer a few times, and exits.
+ */
+#define DL_SPIN_MAX_NS	(3ull * 1000 * 1000 * 1000)
+
+struct dl_shared {
+	unsigned int lock;	/* a PI futex: 0 or the owner's tid */
+	volatile int locked;	/* the boosted task holds it */
+};
+
+/* <linux/sched/types.h>, SCHED_ATTR_SIZE_VER0 */
+struct dl_attr {
+	unsigned int size, policy;
+	unsigned long long flags;
+	int nice;
+	unsigned int priority;
+	unsigned long long runtime, deadline, period;
+};
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void become_deadline(unsigned int runtime_ms, unsigned int deadline_ms,
+			    unsigned int period_ms)
+{
+	struct dl_attr attr = {
+		.size = sizeof(attr), .policy = 6 /* SCHED_DEADLINE */,
+		.runtime = runtime_ms * 1000000ull,
+		.deadline = deadline_ms * 1000000ull,
+		.period = period_ms * 1000000ull,
+	};
+
+	if (syscall(SYS_sched_setattr, 0, &attr, 0) < 0) {
+		if (missing_feature(errno))
+			unsupported("sched_setattr(SCHED_DEADLINE)");
+		fail("sched_setattr(SCHED_DEADLINE)");
+	}
+}
+
+static void pi_futex(unsigned int *word, int op)
+{
+	if (syscall(SYS_futex, word, op, 0, NULL, NULL, 0) < 0) {
+		if (missing_feature(errno))
+			unsupported("futex(FUTEX_LOCK_PI)");
+		fail(op == 6 ? "futex(FUTEX_LOCK_PI)" : "futex(FUTEX_UNLOCK_PI)");
+	}
+}
+
+static struct dl_shared *dl_sh;
+
+/* runs out of runtime with the futex held, until a waiter boosts it */
+static void dl_holder(int i)
+{
+	unsigned long long start = now_ns();
+
+	(void)i;
+	become_deadline(2, 400, 400);
+	pi_futex(&dl_sh->lock, 6 /* FUTEX_LOCK_PI */);
+	dl_sh->locked = 1;
+	while (!(__atomic_load_n(&dl_sh->lock, __ATOMIC_RELAXED) & 0x80000000u) &&
+	       now_ns() - start < DL_SPIN_MAX_NS)
+		;
+	pi_futex(&dl_sh->lock, 7 /* FUTEX_UNLOCK_PI */);
+}
+
+/* an earlier deadline: blocking on the holder's futex boosts it */
+static void dl_waiter(int i)
+{
+	(void)i;
+	become_deadline(5, 20, 1000);
+	pi_futex(&dl_sh->lock, 6 /* FUTEX_LOCK_PI */);
+	pi_futex(&dl_sh->lock, 7 /* FUTEX_UNLOCK_PI */);
+}
+
+/* the normal path: throttled and replenished by its timer */
+static void dl_normal(int i)
+{
+	unsigned long long start = now_ns();
+
+	(void)i;
+	become_deadline(2, 30, 30);
+	while (now_ns() - start < 100ull * 1000 * 1000)
+		;
+}
+
+static pid_t dl_fork(void (*fn)(int))
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		fail("fork");
+	if (pid == 0) {
+		fn(0);
+		_exit(0);
+	}
+	return pid;
+}
+
+static void dl_reap(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		fail("waitpid");
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return;
+	if (WIFEXITED(status))
+		exit(WEXITSTATUS(status) == 2 ? 2 : 1);
+	quit(1, "child %d killed by signal %d", (int)pid, WTERMSIG(status));
+}
+
+static void case_dl_boost(int n)
+{
+	struct timespec throttled = { .tv_sec = 0, .tv_nsec = 50 * 1000 * 1000 };
+	struct timespec poll = { .tv_sec = 0, .tv_nsec = 1000 * 1000 };
+
+	dl_sh = mmap(NULL, sizeof(*dl_sh), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (dl_sh == MAP_FAILED)
+		fail("mmap");
+	for (int i = 0; i < n; i++) {
+		pid_t holder, waiter;
+
+		in_child(dl_normal, i);
+		dl_sh->lock = 0;
+		dl_sh->locked = 0;
+		holder = dl_fork(dl_holder);
+		while (!dl_sh->locked) {
+			if (waitpid(holder, NULL, WNOHANG) == holder)
+				quit(1, "the futex holder exited early");
+			nanosleep(&poll, NULL);
+		}
+		/* 2 ms of runtime: the holder is throttled by now */
+		nanosleep(&throttled, NULL);
+		waiter = dl_fork(dl_waiter);
+		dl_reap(holder);
+		dl_reap(waiter);
+	}
+	munmap(dl_sh, sizeof(*dl_sh));
+}
+
 static const struct {
 	const char *name;
 	void (*run)(int n);
@@ -802,6 +960,7 @@ static const struct {
 	{ "nexthop-blackhole",	case_nexthop },
 	{ "tcp-filter-reqsk",	case_tcp_filter },
 	{ "udp-zerocopy-tstamp", case_udp_zerocopy },
+	{ "dl-boost-timer",	case_dl_boost },
 };
 
 int main(int argc, char **argv)
