@@ -74,6 +74,7 @@
 /* seconds 'record -- <command>' goes on after the command, see rl_record() */
 #define REFLEAK_DEFAULT_SETTLE	"2"
 #define REFLEAK_KCONFIG		"CONFIG_REF_TRACE"
+#define REFLEAK_REFS_KCONFIG	"CONFIG_REF_TRACE_REFS"
 
 /*
  * Exit statuses, see Documentation/perf-refleak.txt.  2 is not used: perf
@@ -250,6 +251,15 @@ static u64 rl_field(struct evsel *evsel, struct tep_format_field *field, struct 
 	return format_field__intval(field, sample, evsel->needs_swap);
 }
 
+/* a signed field of any width: ref_trace_set's count is an int, or a long */
+static s64 rl_field_signed(struct evsel *evsel, struct tep_format_field *field,
+			   struct perf_sample *sample)
+{
+	u64 v = rl_field(evsel, field, sample);
+
+	return field && field->size == 4 ? (s64)(s32)v : (s64)v;
+}
+
 static const char *rl_field_str(struct evsel *evsel, struct tep_format_field *field,
 				struct perf_sample *sample, char *buf, size_t size)
 {
@@ -303,6 +313,7 @@ static u64 rl_user_frame(struct refleak_report *rep, u32 stack, u64 caller)
 {
 	static const char * const helpers[] = {
 		"__ref_trace_", "ref_trace_", "refcount_", "__refcount_", "kref_", "percpu_ref_",
+		"__do_trace_",
 	};
 	struct machine *machine = &rep->session->machines.host;
 	const u64 *ips;
@@ -490,7 +501,7 @@ static int rl_on_set(struct refleak_report *rep, struct evsel *evsel,
 	struct refleak_set_ev ev = {
 		.time	= sample->time,
 		.obj	= rl_field(evsel, info->ptr, sample),
-		.count	= (s64)rl_field(evsel, info->value, sample),
+		.count	= rl_field_signed(evsel, info->value, sample),
 		.caller	= rl_field(evsel, info->call_site, sample),
 		.stack	= rl_stack(rep, sample),
 	};
@@ -1005,6 +1016,7 @@ static bool rl_noise_frame(const char *name)
 	static const char * const noise[] = {
 		"trace_", "perf_trace_", "perf_tp_event", "perf_swevent_", "__perf_",
 		"perf_trace_run_bpf_submit", "trace_event_raw_event_", "__traceiter_",
+		"__do_trace_",
 		"__ref_trace_", "ref_trace_", "refcount_", "__refcount_", "percpu_ref_put",
 		"kref_",
 		"kmem_cache_alloc", "kmem_cache_zalloc", "__kmalloc", "kmalloc", "_kmalloc",
@@ -2688,8 +2700,8 @@ static int rl_record(int argc, const char **argv)
 			return RL_EXIT_USAGE;
 	}
 	if (refs && !is_valid_tracepoint(REFLEAK_REF_TP)) {
-		pr_err("perf refleak: tracepoint %s not found: --refs needs a kernel whose ref_trace events include it (series v5 with 'refcount: report every get and put')\n",
-		       REFLEAK_REF_TP);
+		pr_err("perf refleak: tracepoint %s not found: --refs needs a kernel with "
+		       REFLEAK_REFS_KCONFIG "=y\n", REFLEAK_REF_TP);
 		free(refs_filter);
 		return RL_EXIT_FATAL;
 	}
