@@ -1384,23 +1384,40 @@ static struct refleak_unput *only_unput(struct refleak_group *g)
  * error path forgets the put: those objects leak, and the lookup's get is
  * the one reference never put, named with certainty.
  */
-static int test__refleak_refs_error_path(struct test_suite *test __maybe_unused,
-					 int subtest __maybe_unused)
+/* the stacks of that scenario: creation, the lookup's get, its put, the owner's put */
+struct ep_stacks {
+	u32 set, get, put, owner;
+};
+
+static void ep_stacks(struct refleak *rl, struct ep_stacks *st)
 {
 	const u64 root = FN(1), ep = FN(2), create = FN(3), use = FN(4), lookup = FN(5),
 		  destroy = FN(6);
+
+	st->set = stack_of(rl, create + 0x10, ep + 0x10, root + 0x10, 0);
+	st->get = stack_of(rl, lookup + 0x10, use + 0x10, ep + 0x20, root + 0x10);
+	st->put = stack_of(rl, use + 0x30, ep + 0x20, root + 0x10, 0);
+	st->owner = stack_of(rl, destroy + 0x10, ep + 0x30, root + 0x10, 0);
+}
+
+static int test__refleak_refs_error_path(struct test_suite *test __maybe_unused,
+					 int subtest __maybe_unused)
+{
+	const u64 root = FN(1), ep = FN(2), destroy = FN(6);
 	struct refleak *rl = new_refs_engine();
 	struct refleak_unput *u;
 	struct refleak_group *g;
 	u32 s_set, s_get, s_put, s_owner, s_owner_last;
+	struct ep_stacks st;
 	u64 now = T0;
 	int i;
 
 	TEST_ASSERT_VAL("engine", rl);
-	s_set = stack_of(rl, create + 0x10, ep + 0x10, root + 0x10, 0);
-	s_get = stack_of(rl, lookup + 0x10, use + 0x10, ep + 0x20, root + 0x10);
-	s_put = stack_of(rl, use + 0x30, ep + 0x20, root + 0x10, 0);
-	s_owner = stack_of(rl, destroy + 0x10, ep + 0x30, root + 0x10, 0);
+	ep_stacks(rl, &st);
+	s_set = st.set;
+	s_get = st.get;
+	s_put = st.put;
+	s_owner = st.owner;
 	{
 		/* the same put reaching zero: another report call, another machinery frame */
 		u64 ips[] = { MACH + 0x80, destroy + 0x18, ep + 0x30, root + 0x10, };
@@ -1449,36 +1466,33 @@ static int test__refleak_refs_error_path(struct test_suite *test __maybe_unused,
 static int test__refleak_refs_passive_count(struct test_suite *test __maybe_unused,
 					    int subtest __maybe_unused)
 {
-	const u64 root = FN(1), ep = FN(2), create = FN(3), use = FN(4), lookup = FN(5),
-		  destroy = FN(6), release = FN(7);
+	const u64 root = FN(1), ep = FN(2), release = FN(7);
 	struct refleak *rl = new_refs_engine();
 	struct refleak_unput *u;
 	struct refleak_group *g;
-	u32 s_set, s_get, s_put, s_main_put, s_owner;
+	struct ep_stacks st;
+	u32 s_main_put;
 	u64 now = T0;
 	int i;
 
 	TEST_ASSERT_VAL("engine", rl);
-	s_set = stack_of(rl, create + 0x10, ep + 0x10, root + 0x10, 0);
-	s_get = stack_of(rl, lookup + 0x10, use + 0x10, ep + 0x20, root + 0x10);
-	s_put = stack_of(rl, use + 0x30, ep + 0x20, root + 0x10, 0);
-	s_main_put = stack_of(rl, release + 0x10, ep + 0x30, root + 0x10, 0);
-	s_owner = stack_of(rl, destroy + 0x10, ep + 0x40, root + 0x10, 0);
+	ep_stacks(rl, &st);
+	s_main_put = stack_of(rl, release + 0x10, ep + 0x40, root + 0x10, 0);
 	for (i = 0; i < 8; i++) {
 		u64 obj = 0x100000 + i * 0x1000, main = obj + 8, passive = obj + 16;
 		bool fail = i % 2;
 
 		ev_alloc_pid(rl, now += MS, obj, SITE_L, 1, 100);
-		ev_set_at(rl, now += MS, main, 1, s_set);
-		ev_set_at(rl, now += MS, passive, 1, s_set);
-		ev_ref(rl, now += MS, passive, 1, 1, s_get);
+		ev_set_at(rl, now += MS, main, 1, st.set);
+		ev_set_at(rl, now += MS, passive, 1, st.set);
+		ev_ref(rl, now += MS, passive, 1, 1, st.get);
 		if (!fail)
-			ev_ref(rl, now += MS, passive, 2, -1, s_put);
+			ev_ref(rl, now += MS, passive, 2, -1, st.put);
 		ev_put(rl, now += MS, main, s_main_put);
 		if (fail) {
-			ev_ref(rl, now += MS, passive, 2, -1, s_owner);
+			ev_ref(rl, now += MS, passive, 2, -1, st.owner);
 		} else {
-			ev_put(rl, now += MS, passive, s_owner);
+			ev_put(rl, now += MS, passive, st.owner);
 			ev_free(rl, now += MS, obj, "c", 0);
 		}
 	}
@@ -1492,7 +1506,7 @@ static int test__refleak_refs_passive_count(struct test_suite *test __maybe_unus
 	TEST_ASSERT_VAL("one list for the four", u && u->nr_objects == 4);
 	TEST_ASSERT_VAL("one reference, certain", u->refs == 1 && u->certain);
 	TEST_ASSERT_VAL("the passive count's lookup get, and no other",
-			u->nr_stacks == 1 && u->stacks[0].stack == s_get &&
+			u->nr_stacks == 1 && u->stacks[0].stack == st.get &&
 			u->stacks[0].balance == 1);
 	refleak__delete(rl);
 	return TEST_OK;

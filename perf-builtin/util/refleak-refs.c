@@ -3,7 +3,8 @@
  * Which reference was never put, see refleak-refs.h.
  *
  * A ledger holds the events of one counter of one object in the order they
- * came (an object with several counters has one ledger each, chained): its birth (ref_trace_set, a get of 'count' references), its gets and
+ * came (an object with several counters has one ledger each, chained): its
+ * birth (ref_trace_set, a get of 'count' references), its gets and
  * non-final puts (ref_trace_ref) and its final put (a put of all it still
  * held).  References are not named by the kernel, so a put must be paired
  * with one of the gets made before it and not yet paired.  The rules, in
