@@ -133,13 +133,9 @@ static void settle(void)
 	nanosleep(&ts, NULL);
 }
 
-/*
- * Run fn(i) in a child and wait for it; the child exits 0, 1 or 2 and has
- * printed its own error.  The parent passes that status on.
- */
-static void in_child(void (*fn)(int), int i)
+/* Run fn(i) in a child; it exits 0, 1 or 2 and prints its own error. */
+static pid_t start_child(void (*fn)(int), int i)
 {
-	int status;
 	pid_t pid;
 
 	fflush(NULL);
@@ -150,6 +146,14 @@ static void in_child(void (*fn)(int), int i)
 		fn(i);
 		_exit(0);
 	}
+	return pid;
+}
+
+/* Wait for a child of start_child(); its failure is passed on. */
+static void wait_child(pid_t pid)
+{
+	int status;
+
 	if (waitpid(pid, &status, 0) != pid)
 		fail("waitpid");
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -157,6 +161,11 @@ static void in_child(void (*fn)(int), int i)
 	if (WIFEXITED(status))
 		exit(WEXITSTATUS(status) == 2 ? 2 : 1);
 	quit(1, "child %d killed by signal %d", (int)pid, WTERMSIG(status));
+}
+
+static void in_child(void (*fn)(int), int i)
+{
+	wait_child(start_child(fn, i));
 }
 
 /*
@@ -891,34 +900,6 @@ static void dl_normal(int i)
 		;
 }
 
-static pid_t dl_fork(void (*fn)(int))
-{
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		fail("fork");
-	if (pid == 0) {
-		fn(0);
-		_exit(0);
-	}
-	return pid;
-}
-
-static void dl_reap(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid)
-		fail("waitpid");
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return;
-	if (WIFEXITED(status))
-		exit(WEXITSTATUS(status) == 2 ? 2 : 1);
-	quit(1, "child %d killed by signal %d", (int)pid, WTERMSIG(status));
-}
-
 static void case_dl_boost(int n)
 {
 	struct timespec throttled = { .tv_sec = 0, .tv_nsec = 50 * 1000 * 1000 };
@@ -934,7 +915,7 @@ static void case_dl_boost(int n)
 		in_child(dl_normal, i);
 		dl_sh->lock = 0;
 		dl_sh->locked = 0;
-		holder = dl_fork(dl_holder);
+		holder = start_child(dl_holder, i);
 		while (!dl_sh->locked) {
 			if (waitpid(holder, NULL, WNOHANG) == holder)
 				quit(1, "the futex holder exited early");
@@ -942,9 +923,9 @@ static void case_dl_boost(int n)
 		}
 		/* 2 ms of runtime: the holder is throttled by now */
 		nanosleep(&throttled, NULL);
-		waiter = dl_fork(dl_waiter);
-		dl_reap(holder);
-		dl_reap(waiter);
+		waiter = start_child(dl_waiter, i);
+		wait_child(holder);
+		wait_child(waiter);
 	}
 	munmap(dl_sh, sizeof(*dl_sh));
 }
