@@ -9,7 +9,7 @@ SHELL := /bin/bash
 export KSRC KDEB PERF_REFLEAK_CACHE
 S := scripts
 
-.PHONY: all perf kernel tree initramfs deps vm-shell demo check bench series fixtures realbugs fresh-check realistic cost series-builds help clean
+.PHONY: all perf kernel tree initramfs deps vm-shell demo check bench series export-series fixtures realbugs fresh-check realistic cost series-builds help clean
 
 all: perf ## build perf (with perf refleak) as build/perf
 
@@ -61,8 +61,11 @@ realbugs: deps ## real upstream refcount leaks reintroduced: found with the bug,
 fixtures: kernel initramfs ## re-record the golden fixtures (tests/golden/) in the guest
 	@$(S)/record-golden.sh
 
-series: tree ## write the upstream series (kernel patches + perf commit) to build/series/
+series: tree ## the two postings, signed off by you: build/series/kernel/ and build/series/perf/
 	@$(S)/format-series.sh
+
+export-series: tree ## write kernel/*.patch back from a branch of the assembled tree (REF=, default kernel-top)
+	@$(S)/export-series.sh
 
 clean: ## remove build/ (the caches stay)
 	rm -rf build

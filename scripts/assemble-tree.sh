@@ -62,12 +62,14 @@ export GIT_INDEX_FILE=$tmp/index
 git read-tree pristine
 parent=$(git rev-parse pristine)
 
-# Commit the current private index with the message in $1 and author in $2..$4.
+# Commit the current private index with the message in $1.  The patches
+# carry no author (make series signs them as whoever runs it): the commits
+# of this tree have the pipeline's identity, the committer's.
 commit_index() {
 	local msg=$1 tree
 	tree=$(git write-tree)
-	parent=$(GIT_AUTHOR_NAME=$2 GIT_AUTHOR_EMAIL=$3 GIT_AUTHOR_DATE=$4 \
-		git commit-tree "$tree" -p "$parent" < "$msg")
+	parent=$(GIT_AUTHOR_NAME=$GIT_COMMITTER_NAME GIT_AUTHOR_EMAIL=$GIT_COMMITTER_EMAIL \
+		GIT_AUTHOR_DATE=$GIT_COMMITTER_DATE git commit-tree "$tree" -p "$parent" < "$msg")
 }
 
 # 1. the kernel series
@@ -77,8 +79,7 @@ if [ -f "$TOP/kernel/series" ]; then
 		git mailinfo "$tmp/msg" "$tmp/patch" < "$TOP/kernel/$p" > "$tmp/info"
 		git apply --cached "$tmp/patch" || die "kernel/$p does not apply"
 		{ sed -n 's/^Subject: //p' "$tmp/info"; echo; cat "$tmp/msg"; } > "$tmp/commit"
-		commit_index "$tmp/commit" "$(sed -n 's/^Author: //p' "$tmp/info")" \
-			"$(sed -n 's/^Email: //p' "$tmp/info")" "$(sed -n 's/^Date: //p' "$tmp/info")"
+		commit_index "$tmp/commit"
 	done < "$TOP/kernel/series"
 fi
 
@@ -122,8 +123,7 @@ register() {
 	done < <(grep -v '^#' "$TOP/perf-builtin/registration")
 }
 perf_commit() { # <message file of perf-builtin/commits/>
-	commit_index "$TOP/perf-builtin/commits/$1" "perf refleak developers" \
-		"refleak@example.org" "$GIT_COMMITTER_DATE"
+	commit_index "$TOP/perf-builtin/commits/$1"
 }
 if [ -d "$TOP/perf-builtin" ]; then
 	add_dir "$TOP/perf-builtin/util" tools/perf/util

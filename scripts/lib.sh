@@ -61,3 +61,33 @@ inputs_hash() {
 	(cd "$TOP" && { find "$@" -type f -print0 2>/dev/null || true; } |
 		LC_ALL=C sort -z | xargs -0 -r sha256sum) | sha256sum | cut -c1-16
 }
+
+# The identity the series is posted and signed off with: whoever runs the
+# script, as git format-patch -s would take it (git config user.name and
+# user.email, or GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL).  Empty when unset.
+series_identity() {
+	local name email
+	name=${GIT_AUTHOR_NAME:-$(git -C "$TOP" config user.name 2>/dev/null || true)}
+	email=${GIT_AUTHOR_EMAIL:-$(git -C "$TOP" config user.email 2>/dev/null || true)}
+	[ -n "$name" ] && [ -n "$email" ] && printf '%s <%s>\n' "$name" "$email"
+	return 0
+}
+
+# sign_commits <repo> <base> <tip> <parent> "<Name <email>>": the commits
+# base..tip of <repo> made again on top of <parent> with that identity as
+# author and committer, dated now, each message ending in its
+# Signed-off-by; prints the new tip.
+sign_commits() {
+	local repo=$1 base=$2 tip=$3 parent=$4 ident=$5 c
+	local name=${ident% <*} email=${ident##*<}
+	email=${email%>}
+	for c in $(git -C "$repo" rev-list --reverse "$base..$tip"); do
+		parent=$(git -C "$repo" log -1 --format=%B "$c" |
+			git -C "$repo" interpret-trailers --if-exists addIfDifferent \
+				--trailer "Signed-off-by: $ident" |
+			GIT_AUTHOR_NAME=$name GIT_AUTHOR_EMAIL=$email \
+			GIT_COMMITTER_NAME=$name GIT_COMMITTER_EMAIL=$email \
+			git -C "$repo" commit-tree "$c^{tree}" -p "$parent")
+	done
+	echo "$parent"
+}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make series-builds: every prefix of the kernel series builds (bisectable),
-# with CONFIG_REF_TRACE=y and =n, without a warning, and W=1 clean on the
+# with CONFIG_REF_TRACE=y (and CONFIG_REF_TRACE_REFS=y, then =n) and
+# CONFIG_REF_TRACE=n, without a warning, and W=1 clean on the
 # .c files each patch touches; perf builds at every commit of the perf
 # series; then the whole kernel series with CONFIG_TRACEPOINTS=n.  Small kernel (tinyconfig + kernel/configs/*.config),
 # in a work tree and object directories of its own.  Not part of 'make
@@ -33,7 +34,7 @@ build() {
 }
 
 fail=0 i=0 prev=pristine
-printf '%-3s %-58s %-16s %-16s\n' "#" patch "REF_TRACE=y" "REF_TRACE=n"
+printf '%-3s %-58s %-16s %-16s %-16s\n' "#" patch "REF_TRACE(_REFS)" "REF_TRACE only" "REF_TRACE=n"
 for c in $commits; do
 	i=$((i + 1))
 	# SERIES_FROM=<n>: start at patch n (the earlier ones were checked)
@@ -44,9 +45,10 @@ for c in $commits; do
 	git -C "$wt" checkout -q --detach "$c"
 	files=$(git -C "$wt" diff --name-only "$prev" "$c" -- '*.c')
 	row=()
-	for mode in on off; do
+	for mode in on refs-off off; do
 		o=$CACHE/kbuild-series-$mode-$KEY
 		frags=("$TOP"/kernel/configs/*.config)
+		[ $mode = refs-off ] && frags+=("$TOP/kernel/configs/series/refs-off.config")
 		[ $mode = off ] && frags+=("$TOP/kernel/configs/cost/ref-trace-off.config")
 		configure "$o" "${frags[@]}"
 		opt=$(grep -c '^CONFIG_REF_TRACE=y' "$o/.config" || true)
@@ -66,7 +68,7 @@ for c in $commits; do
 		[ $((w + w1)) -eq 0 ] || fail=1
 		row+=("$(( $(date +%s) - t0 ))s w$w W1:$w1 o$opt")
 	done
-	printf '%-3s %-58.58s %-16s %-16s\n' "$i" "$(git -C "$wt" log -1 --format=%s "$c")" "${row[@]}"
+	printf '%-3s %-58.58s %-16s %-16s %-16s\n' "$i" "$(git -C "$wt" log -1 --format=%s "$c")" "${row[@]}"
 	prev=$c
 done
 echo "(w: warnings of the build; W1: warnings of W=1 on the patch's .c files; o1: the option is on)"
