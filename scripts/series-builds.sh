@@ -45,7 +45,15 @@ for c in $commits; do
 	git -C "$wt" checkout -q --detach "$c"
 	files=$(git -C "$wt" diff --name-only "$prev" "$c" -- '*.c')
 	row=()
+	# before the patch that adds CONFIG_REF_TRACE_REFS, "REF_TRACE only"
+	# is the first configuration: not built twice
+	refs=0
+	git -C "$wt" grep -q '^config REF_TRACE_REFS$' -- lib/Kconfig.debug && refs=1
 	for mode in on refs-off off; do
+		if [ $mode = refs-off ] && [ $refs = 0 ]; then
+			row+=("(as the first)")
+			continue
+		fi
 		o=$CACHE/kbuild-series-$mode-$KEY
 		frags=("$TOP"/kernel/configs/*.config)
 		[ $mode = refs-off ] && frags+=("$TOP/kernel/configs/series/refs-off.config")
