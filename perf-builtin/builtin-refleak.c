@@ -136,10 +136,8 @@ struct refleak_report {
 	u64			last_time;
 	u64			ips[PERF_MAX_STACK_DEPTH];
 	struct hashmap		*funcs;		/* rl_func_of(): ip -> function */
-	/* the previous sample, to drop exact copies of it */
-	u64			prev_time;
-	u64			prev_hash;
-	u64			nr_dup_samples;
+	/* samples stamped with the time of their CPU's previous sample */
+	u64			nr_same_time;
 	u64			samples_at_last_round;
 	/* input mapping: offset of the previous round, bytes released */
 	u64			prev_round_offset;
@@ -415,6 +413,14 @@ static void rl_note_time(struct refleak_report *rep, struct perf_sample *sample)
 		rep->cpu_last = arr;
 		rep->nr_cpu_last = n;
 	}
+	/*
+	 * An unstable sched_clock (x86 marks it so when the clocksource
+	 * watchdog rejects the TSC) clamps each CPU's clock to its last tick
+	 * plus one tick: every event until the next tick gets one timestamp,
+	 * and the order of two CPUs' events in that window is lost.
+	 */
+	if (sample->time && sample->time == rep->cpu_last[cpu])
+		rep->nr_same_time++;
 	rep->cpu_last[cpu] = sample->time;
 }
 
@@ -600,34 +606,8 @@ static const struct rl_tracepoint *rl_evsel_tracepoint(struct evsel *evsel)
 	return NULL;
 }
 
-/*
- * A sample identical, byte for byte (time, CPU, event, payload and stack),
- * to the sample delivered just before it is a copy of it, not a second
- * event: with a nanosecond clock, two final puts of one counter cannot
- * have one timestamp.  Such copies were seen in recordings made in a qemu
- * TCG guest (a block of one CPU's samples written twice, a few ms), where
- * they made final puts look double.  Ordered events sort a copy next to
- * its original; two real events with one timestamp (a coarse clock) are
- * adjacent and identical only if nothing happened between them.
- */
-static bool rl_duplicate(struct refleak_report *rep, union perf_event *event,
-			 struct perf_sample *sample)
-{
-	const u64 *w = (const u64 *)event;
-	u64 h = 0xcbf29ce484222325ULL;	/* FNV-1a over the record's words */
-	u32 i, n = event->header.size / sizeof(u64);
-	bool dup;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ w[i]) * 0x100000001b3ULL;
-	dup = sample->time == rep->prev_time && h == rep->prev_hash;
-	rep->prev_time = sample->time;
-	rep->prev_hash = h;
-	return dup;
-}
-
 static int process_sample_event(const struct perf_tool *tool,
-				union perf_event *event,
+				union perf_event *event __maybe_unused,
 				struct perf_sample *sample,
 				struct machine *machine __maybe_unused)
 {
@@ -649,10 +629,6 @@ static int process_sample_event(const struct perf_tool *tool,
 		return 0;
 	if (!sample->raw_data || !sample->raw_size) {
 		rep->nr_bad_samples++;
-		return 0;
-	}
-	if (rl_duplicate(rep, event, sample)) {
-		rep->nr_dup_samples++;
 		return 0;
 	}
 	rep->nr_events[info->kind]++;
@@ -1774,9 +1750,10 @@ static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 	if (rep->nr_bad_samples)
 		fprintf(fp, "# samples without their tracepoint data (ignored): %" PRIu64 "\n",
 			rep->nr_bad_samples);
-	if (rep->nr_dup_samples)
-		fprintf(fp, "# exact copies of samples (dropped): %" PRIu64 "\n",
-			rep->nr_dup_samples);
+	if (rep->nr_same_time)
+		fprintf(fp, "# samples with their CPU's previous timestamp: %" PRIu64
+			" (the kernel's clock stood still: the order of events of"
+			" different CPUs is not known there)\n", rep->nr_same_time);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1933,8 +1910,8 @@ static void rl_print_json(struct refleak_report *rep, FILE *fp)
 		fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", ev_names[c], rep->nr_events[c]);
 	fprintf(fp, "},\n  \"lost_events\": %" PRIu64 ", \"unmatched_final_puts\": %" PRIu64
 		", \"inferred_objects\": %" PRIu64 ", \"uncertain_objects\": %" PRIu64
-		", \"duplicate_samples\": %" PRIu64 ",\n", st->nr_lost, st->nr_unmatched_put,
-		st->nr_inferred, st->nr_uncertain, rep->nr_dup_samples);
+		", \"same_time_samples\": %" PRIu64 ",\n", st->nr_lost, st->nr_unmatched_put,
+		st->nr_inferred, st->nr_uncertain, rep->nr_same_time);
 	fprintf(fp, "  \"classes\": {");
 	for (c = 0; c < REFLEAK_NR_CLASSES; c++)
 		fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", refleak_class__name(c),

@@ -25,12 +25,16 @@ cat "$BUILD/initramfs.cpio" "$stage/run.cpio" > "$stage/initrd"
 truncate -s "${GUEST_DISK:-2G}" "$stage/disk.img"
 
 console=$outdir/console.log
+# tsc=reliable: TCG's TSC follows qemu's virtual clock, one for all vCPUs,
+# but a loaded host delays the guest's ticks and the clocksource watchdog
+# then rejects the TSC.  x86 marks sched_clock unstable with it, each CPU's
+# clock stops between ticks and the recordings lose the order of events.
 log "booting the guest ($(basename "$script"), timeout ${timeout_s}s)"
 rc=0
 timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 \
 	-accel tcg -cpu max -smp "${GUEST_CPUS:-2}" -m "${GUEST_MEM:-3G}" \
 	-kernel "${BZIMAGE:-$BUILD/bzImage}" -initrd "$stage/initrd" \
-	-append "console=ttyS0 panic=-1 loglevel=4 slab_nomerge ${GUEST_CMDLINE:-}" \
+	-append "console=ttyS0 panic=-1 loglevel=4 slab_nomerge tsc=reliable ${GUEST_CMDLINE:-}" \
 	-drive file="$stage/disk.img",format=raw,if=virtio \
 	-nographic -no-reboot -monitor none -serial "file:$console" \
 	</dev/null >/dev/null 2>"$outdir/qemu.err" || rc=$?
