@@ -218,8 +218,7 @@ static struct rl_evsel_info *rl_evsel_info(struct evsel *evsel, enum rl_ev_kind 
 	case RL_EV_SET:
 	case RL_EV_ANOMALY:
 	case RL_EV_REF:
-		/* "obj": the v4 series' name of the field */
-		info->ptr = evsel__field(evsel, "ref") ?: evsel__field(evsel, "obj");
+		info->ptr = evsel__field(evsel, "ref");
 		info->call_site = evsel__field(evsel, "caller");
 		if (kind == RL_EV_SET)
 			info->value = evsel__field(evsel, "count");
@@ -548,62 +547,97 @@ static int rl_on_anomaly(struct refleak_report *rep, struct evsel *evsel,
 typedef int (*rl_handler_t)(struct refleak_report *rep, struct evsel *evsel,
 			    const struct rl_evsel_info *info, struct perf_sample *sample);
 
-/* which handler, and which kind of event, per tracepoint */
-struct rl_tracepoint {
-	enum rl_ev_kind	kind;
-	rl_handler_t	handler;
-};
-
-static const struct rl_tracepoint rl_tp_kmalloc	   = { RL_EV_KMALLOC,	 rl_on_alloc };
-static const struct rl_tracepoint rl_tp_cache_alloc = { RL_EV_CACHE_ALLOC, rl_on_alloc };
-static const struct rl_tracepoint rl_tp_kfree	   = { RL_EV_KFREE,	 rl_on_free };
-static const struct rl_tracepoint rl_tp_cache_free  = { RL_EV_CACHE_FREE,	 rl_on_free };
-static const struct rl_tracepoint rl_tp_kfree_rcu   = { RL_EV_KFREE_RCU,	 rl_on_free };
-static const struct rl_tracepoint rl_tp_final_put   = { RL_EV_FINAL_PUT,	 rl_on_final_put };
-static const struct rl_tracepoint rl_tp_set	   = { RL_EV_SET,		 rl_on_set };
-static const struct rl_tracepoint rl_tp_anomaly	   = { RL_EV_ANOMALY,	 rl_on_anomaly };
-static const struct rl_tracepoint rl_tp_ref	   = { RL_EV_REF,		 rl_on_ref };
-
-/* evsel->handler is the rl_tracepoint of the event (const, cast back) */
-static const struct evsel_str_handler rl_tracepoints[] = {
-	{ "kmem:kmalloc",		(void *)&rl_tp_kmalloc, },
-	{ "kmem:kmalloc_node",		(void *)&rl_tp_kmalloc, },	/* before 6.1 */
-	{ "kmem:kmem_cache_alloc",	(void *)&rl_tp_cache_alloc, },
-	{ "kmem:kmem_cache_alloc_node",	(void *)&rl_tp_cache_alloc, },	/* before 6.1 */
-	{ "kmem:kfree",			(void *)&rl_tp_kfree, },
-	{ "kmem:kmem_cache_free",	(void *)&rl_tp_cache_free, },
-	{ REFLEAK_KFREE_RCU_TP,		(void *)&rl_tp_kfree_rcu, },
-	{ REFLEAK_PUT_TP,		(void *)&rl_tp_final_put, },
-	{ REFLEAK_SET_TP,		(void *)&rl_tp_set, },
-	{ REFLEAK_ANOMALY_TP,		(void *)&rl_tp_anomaly, },
-	{ REFLEAK_REF_TP,		(void *)&rl_tp_ref, },
+/* what 'record' does with an event, and what its absence means */
+enum rl_need {
+	RL_NEED_KMEM,		/* always recorded: cannot record without it */
+	RL_NEED_OPTIONAL,	/* recorded when the kernel has it, else a warning */
+	RL_NEED_LIFE,		/* unless --kmem-only: cannot record without it */
+	RL_NEED_LIFE_OPTIONAL,	/* unless --kmem-only, when the kernel has it */
+	RL_NEED_REFS,		/* with --refs, filtered on the cache */
+	RL_NEED_READ,		/* not recorded: an older kernel's name, read */
 };
 
 /*
- * A pipe announces its events as it goes, after the handlers were set:
- * bind an event of the table at its first sample, by its tracepoint name.
+ * The events of perf refleak: 'record' turns the table into its -e
+ * arguments, 'report' into the tracepoint handlers of its session.
  */
-static const struct rl_tracepoint *rl_evsel_tracepoint(struct evsel *evsel)
+static const struct rl_event {
+	const char	*name;
+	enum rl_ev_kind	kind;
+	rl_handler_t	handler;
+	enum rl_need	need;
+	const char	*without;	/* what is lost on a kernel without it */
+} rl_events[] = {
+	{ "kmem:kmalloc",		RL_EV_KMALLOC,	   rl_on_alloc,	    RL_NEED_KMEM, NULL },
+	{ "kmem:kmem_cache_alloc",	RL_EV_CACHE_ALLOC, rl_on_alloc,	    RL_NEED_KMEM, NULL },
+	{ "kmem:kfree",			RL_EV_KFREE,	   rl_on_free,	    RL_NEED_KMEM, NULL },
+	{ "kmem:kmem_cache_free",	RL_EV_CACHE_FREE,  rl_on_free,	    RL_NEED_KMEM, NULL },
+	{ REFLEAK_KFREE_RCU_TP,		RL_EV_KFREE_RCU,   rl_on_free,	    RL_NEED_OPTIONAL,
+	  "objects given to kfree_rcu() count as freed only when their free event comes, which can be after the recording",
+	},
+	{ REFLEAK_PUT_TP,		RL_EV_FINAL_PUT,   rl_on_final_put, RL_NEED_LIFE, NULL },
+	{ REFLEAK_SET_TP,		RL_EV_SET,	   rl_on_set,	    RL_NEED_LIFE_OPTIONAL,
+	  "only sites with a final put can be judged" },
+	{ REFLEAK_ANOMALY_TP,		RL_EV_ANOMALY,	   rl_on_anomaly,   RL_NEED_LIFE_OPTIONAL,
+	  "refcount_t's own checks are not reported" },
+	{ REFLEAK_REF_TP,		RL_EV_REF,	   rl_on_ref,	    RL_NEED_REFS, NULL },
+	/* the names before 6.1 */
+	{ "kmem:kmalloc_node",		RL_EV_KMALLOC,	   rl_on_alloc,	    RL_NEED_READ, NULL },
+	{ "kmem:kmem_cache_alloc_node",	RL_EV_CACHE_ALLOC, rl_on_alloc,	    RL_NEED_READ, NULL },
+};
+
+static const struct rl_event *rl_event_of(struct evsel *evsel)
 {
-	const struct tep_event *tp;
-	char name[256];
 	size_t i;
 
-	if (evsel->handler)
-		return evsel->handler;
-	if (evsel->priv || evsel->core.attr.type != PERF_TYPE_TRACEPOINT)
+	if (evsel->core.attr.type != PERF_TYPE_TRACEPOINT || !evsel->name)
 		return NULL;
-	tp = evsel__tp_format(evsel);
-	if (!tp || !tp->system || !tp->name)
-		return NULL;
-	scnprintf(name, sizeof(name), "%s:%s", tp->system, tp->name);
-	for (i = 0; i < ARRAY_SIZE(rl_tracepoints); i++) {
-		if (!strcmp(name, rl_tracepoints[i].name)) {
-			evsel->handler = rl_tracepoints[i].handler;
-			return evsel->handler;
-		}
-	}
+	for (i = 0; i < ARRAY_SIZE(rl_events); i++)
+		if (!strcmp(evsel->name, rl_events[i].name))
+			return &rl_events[i];
 	return NULL;
+}
+
+/* evsel->handler: the handler of its event, once the event's name is known */
+static void rl_bind(struct evsel *evsel)
+{
+	const struct rl_event *ev = rl_event_of(evsel);
+
+	if (ev && !evsel->handler)
+		evsel->handler = ev->handler;
+}
+
+/*
+ * A pipe names its events in EVENT_UPDATE records, after their attrs and
+ * before their samples: bind each event when its name arrives.
+ */
+static int process_event_update(const struct perf_tool *tool,
+				union perf_event *event, struct evlist **pevlist)
+{
+	struct evsel *evsel;
+	int err;
+
+	err = perf_event__process_event_update(tool, event, pevlist);
+	if (err)
+		return err;
+	evsel = evlist__id2evsel(*pevlist, event->event_update.id);
+	if (evsel)
+		rl_bind(evsel);
+	return 0;
+}
+
+/* the handlers of a file's events, known from its header */
+static int rl_set_handlers(struct perf_session *session)
+{
+	struct evsel_str_handler assocs[ARRAY_SIZE(rl_events)];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(rl_events); i++) {
+		assocs[i].name = rl_events[i].name;
+		assocs[i].handler = rl_events[i].handler;
+	}
+	return __evlist__set_tracepoints_handlers(session->evlist, assocs,
+						  ARRAY_SIZE(assocs));
 }
 
 static int process_sample_event(const struct perf_tool *tool,
@@ -613,18 +647,22 @@ static int process_sample_event(const struct perf_tool *tool,
 {
 	struct refleak_report *rep = container_of(tool, struct refleak_report, tool);
 	struct evsel *evsel = sample->evsel;
-	const struct rl_tracepoint *tp;
+	const struct rl_event *ev;
 	struct rl_evsel_info *info;
+	rl_handler_t handler;
 	int err;
 
-	if (!evsel)
+	if (!evsel || !evsel->handler)
 		return 0;
-	tp = rl_evsel_tracepoint(evsel);
-	if (!tp)
-		return 0;
-	info = rl_evsel_info(evsel, tp->kind);
-	if (!info)
-		return -ENOMEM;
+	info = evsel->priv;
+	if (!info) {
+		ev = rl_event_of(evsel);
+		if (!ev)
+			return 0;
+		info = rl_evsel_info(evsel, ev->kind);
+		if (!info)
+			return -ENOMEM;
+	}
 	if (info->kind == RL_EV_OTHER)
 		return 0;
 	if (!sample->raw_data || !sample->raw_size) {
@@ -634,7 +672,8 @@ static int process_sample_event(const struct perf_tool *tool,
 	rep->nr_events[info->kind]++;
 	rl_note_time(rep, sample);
 
-	err = tp->handler(rep, evsel, info, sample);
+	handler = evsel->handler;
+	err = handler(rep, evsel, info, sample);
 	if (err)
 		pr_err("perf refleak: out of memory\n");
 	return err;
@@ -1751,9 +1790,9 @@ static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 		fprintf(fp, "# samples without their tracepoint data (ignored): %" PRIu64 "\n",
 			rep->nr_bad_samples);
 	if (rep->nr_same_time)
-		fprintf(fp, "# samples with their CPU's previous timestamp: %" PRIu64
-			" (the kernel's clock stood still: the order of events of"
-			" different CPUs is not known there)\n", rep->nr_same_time);
+		fprintf(fp, "# samples with their CPU's previous timestamp: %" PRIu64 "%s\n",
+			rep->nr_same_time,
+			" (the kernel's clock stood still: the order of events of different CPUs is not known there)");
 }
 
 /* ------------------------------------------------------------------ */
@@ -2041,11 +2080,11 @@ static bool rl_scan_evlist(struct refleak_report *rep)
 	struct evsel *evsel;
 
 	evlist__for_each_entry(rep->session->evlist, evsel) {
-		const struct rl_tracepoint *tp = rl_evsel_tracepoint(evsel);
+		const struct rl_event *ev = rl_event_of(evsel);
 
-		if (!tp)
+		if (!ev)
 			continue;
-		switch (tp->kind) {
+		switch (ev->kind) {
 		case RL_EV_FINAL_PUT:
 			rep->has_put_event = true;
 			break;
@@ -2095,6 +2134,7 @@ static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
 	rep->tool.exit		 = process_exit_event;
 	rep->tool.ksymbol	 = perf_event__process_ksymbol;
 	rep->tool.attr		 = perf_event__process_attr;
+	rep->tool.event_update	 = process_event_update;
 	rep->tool.tracing_data	 = perf_event__process_tracing_data;
 	rep->tool.feature	 = perf_event__process_feature;
 	rep->tool.build_id	 = perf_event__process_build_id;
@@ -2133,8 +2173,7 @@ static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
 
 	if (rl_check_file(rep->session))
 		return RL_EXIT_FATAL;
-	if (!perf_data__is_pipe(data) &&
-	    perf_session__set_tracepoints_handlers(rep->session, rl_tracepoints)) {
+	if (!perf_data__is_pipe(data) && rl_set_handlers(rep->session)) {
 		pr_err("perf refleak: cannot set the tracepoint handlers\n");
 		return RL_EXIT_FATAL;
 	}
@@ -2459,9 +2498,11 @@ static int rl_report(int argc, const char **argv)
 		usage_with_options_msg(report_usage, options, "unexpected argument '%s'", argv[0]);
 	if (rl_parse_sort(rep.sort_keys))
 		goto out;
-	/* a kernel symbol file that cannot be read is a usage error, not a silent fallback */
-	if (symbol__validate_sym_arguments())
+	/* a kernel symbol file that cannot be read is fatal, not a silent fallback */
+	if (symbol__validate_sym_arguments()) {
+		ret = RL_EXIT_FATAL;
 		goto out;
+	}
 
 	refleak_config__init(&cfg);
 	if (rep.min_age_str) {
@@ -2620,10 +2661,6 @@ static char *rl_refs_filter(const char *refs)
 
 static int rl_record(int argc, const char **argv)
 {
-	static const char * const kmem_tps[] = {
-		"kmem:kmalloc", "kmem:kmem_cache_alloc", "kmem:kfree", "kmem:kmem_cache_free",
-	};
-	static const char * const life_tps[] = { REFLEAK_SET_TP, REFLEAK_ANOMALY_TP, };
 	const char *settle = REFLEAK_DEFAULT_SETTLE;
 	const char *refs = NULL;
 	char *refs_filter = NULL;
@@ -2660,10 +2697,10 @@ static int rl_record(int argc, const char **argv)
 		return RL_EXIT_USAGE;
 	}
 
-	for (t = 0; t < ARRAY_SIZE(kmem_tps); t++) {
-		if (!is_valid_tracepoint(kmem_tps[t])) {
+	for (t = 0; t < ARRAY_SIZE(rl_events); t++) {
+		if (rl_events[t].need == RL_NEED_KMEM && !is_valid_tracepoint(rl_events[t].name)) {
 			pr_err("perf refleak: tracepoint %s not found: tracefs not mounted or not readable (run as root?) or kernel without CONFIG_TRACING\n",
-			       kmem_tps[t]);
+			       rl_events[t].name);
 			return RL_EXIT_FATAL;
 		}
 	}
@@ -2712,32 +2749,38 @@ static int rl_record(int argc, const char **argv)
 		rec_argv[rec_argc++] = "-m";
 		rec_argv[rec_argc++] = "1024";
 	}
-	for (t = 0; t < ARRAY_SIZE(kmem_tps); t++) {
-		rec_argv[rec_argc++] = "-e";
-		rec_argv[rec_argc++] = kmem_tps[t];
-	}
-	if (is_valid_tracepoint(REFLEAK_KFREE_RCU_TP)) {
-		rec_argv[rec_argc++] = "-e";
-		rec_argv[rec_argc++] = REFLEAK_KFREE_RCU_TP;
-	} else {
-		pr_warning("perf refleak: %s not found (kernel without the slab patch): objects given to kfree_rcu() count as freed only when their free event comes, which can be after the recording\n",
-			   REFLEAK_KFREE_RCU_TP);
-	}
-	if (!kmem_only) {
-		rec_argv[rec_argc++] = "-e";
-		rec_argv[rec_argc++] = REFLEAK_PUT_TP;
-		for (t = 0; t < ARRAY_SIZE(life_tps); t++) {
-			if (!is_valid_tracepoint(life_tps[t])) {
-				pr_warning("perf refleak: %s not found (a kernel with the v4 series): only sites with a final put can be judged\n",
-					   life_tps[t]);
+	for (t = 0; t < ARRAY_SIZE(rl_events); t++) {
+		const struct rl_event *ev = &rl_events[t];
+
+		switch (ev->need) {
+		case RL_NEED_KMEM:
+			break;
+		case RL_NEED_LIFE:
+			if (kmem_only)
+				continue;
+			break;
+		case RL_NEED_LIFE_OPTIONAL:
+			if (kmem_only)
+				continue;
+			fallthrough;
+		case RL_NEED_OPTIONAL:
+			if (!is_valid_tracepoint(ev->name)) {
+				pr_warning("perf refleak: %s not found: %s\n",
+					   ev->name, ev->without);
 				continue;
 			}
-			rec_argv[rec_argc++] = "-e";
-			rec_argv[rec_argc++] = life_tps[t];
+			break;
+		case RL_NEED_REFS:
+			if (!refs_filter)
+				continue;
+			break;
+		case RL_NEED_READ:
+		default:
+			continue;
 		}
-		if (refs_filter) {
-			rec_argv[rec_argc++] = "-e";
-			rec_argv[rec_argc++] = REFLEAK_REF_TP;
+		rec_argv[rec_argc++] = "-e";
+		rec_argv[rec_argc++] = ev->name;
+		if (ev->need == RL_NEED_REFS) {
 			rec_argv[rec_argc++] = "--filter";
 			rec_argv[rec_argc++] = refs_filter;
 		}

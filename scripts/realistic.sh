@@ -34,8 +34,12 @@ jq -r '.summary as $s | "recording: \($s.recording_s) s",
 	($s.events | to_entries[] | "  \(.key): \(.value) events, \(
 		if $s.recording_s > 0 then (.value / $s.recording_s) | floor else 0 end)/s")' \
 	"$out/report.json"
-grep -E '^# (findings|lost events|refcounted sites|unmatched|counters set|objects):' "$out/report.txt" || true
-grep -E -A 6 '^possible: ' "$out/report.txt" || echo "possible: no group of several live objects of one stack"
+jq -r '.summary as $s |
+	"findings: definite \($s.tiers.definite), likely \($s.tiers.likely), possible \($s.tiers.possible)",
+	"lost events: \($s.lost_events), unmatched final puts: \($s.unmatched_final_puts), samples with their CPU'"'"'s previous timestamp: \($s.same_time_samples)",
+	"largest live groups (outstanding):",
+	([.classes.outstanding[]?] | sort_by(-.count) | .[:5][] | "  \(.count) \(.cache) \(.site)")' \
+	"$out/report.json"
 python3 "$("$TOP/scripts/assemble-tree.sh")/tools/testing/kunit/kunit.py" parse "$out"/kunit/ref_trace.ktap 2>/dev/null |
 	grep -E 'Testing complete|PASSED|FAILED' | tail -n 2 || true
 echo "report --fail-on-leak: exit $rc"

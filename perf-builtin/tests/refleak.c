@@ -603,7 +603,7 @@ static int test__refleak_cache_evidence(struct test_suite *test __maybe_unused,
 	freed = only_group(rl, REFLEAK_FREED_WITHOUT_FINAL_PUT);
 	if (!live || live->site->call_site != SITE_B || live->count != 1 ||
 	    !live->site->by_cache || live->site->ref_offset != 24) {
-		pr_debug("cache evidence: live_no_final_put not SITE_B via the cache\n");
+		pr_debug("cache evidence: outstanding not SITE_B via the cache\n");
 		goto out;
 	}
 	if (!freed || freed->site->call_site != SITE_B || freed->count != 1) {

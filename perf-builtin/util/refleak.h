@@ -265,7 +265,7 @@ struct refleak_stack_count {
  * One (class, allocation site) aggregate.  age is, per class:
  *   freed_without_final_put: lifetime (free - alloc)
  *   final_put_not_freed:     end of recording - final put
- *   live_no_final_put:       end of recording - alloc
+ *   likely_leak, outstanding: end of recording - alloc
  *   put_after_free:          put - free
  *   double_put:              second put - first put
  */

@@ -265,6 +265,10 @@ for seed in 1 2 3 4; do
 	run_case "corrupt-data-seed$seed" "1 0" -i "$work/corrupt-data-seed$seed.data"
 done
 
+echo "# a symbol file that cannot be read: exit 1"
+run_case kallsyms-unreadable 1 -i "$valid" --kallsyms "$work/does-not-exist.kallsyms"
+run_case vmlinux-unreadable 1 -i "$valid" -k "$work/does-not-exist.vmlinux"
+
 echo "# usage errors: exit 129 as every perf command (the usage listing may follow)"
 run_case usage-unknown-option 129 -i "$valid" --no-such-option
 run_case usage-bad-sort-key 129 -i "$valid" --sort no_such_key

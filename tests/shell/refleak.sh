@@ -104,7 +104,7 @@ drive=$tmpdir/drive.sh
 
 # json_flatten FILE: one "path<TAB>value" line per scalar of a JSON document.
 # Path elements are object keys and array indexes joined with '.', e.g.
-#   classes.live_no_final_put.0.objects.2.addr	0xffff888003a1b040
+#   classes.outstanding.0.objects.2.addr	0xffff888003a1b040
 # String values lose their quotes (escapes are left as they are).
 # sed puts one token per line (a string token is matched whole, so brackets,
 # commas and colons inside strings are safe), awk tracks the nesting.
