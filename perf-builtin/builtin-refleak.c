@@ -57,7 +57,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <linux/time64.h>
@@ -139,9 +138,6 @@ struct refleak_report {
 	/* samples stamped with the time of their CPU's previous sample */
 	u64			nr_same_time;
 	u64			samples_at_last_round;
-	/* input mapping: offset of the previous round, bytes released */
-	u64			prev_round_offset;
-	u64			released;
 	bool			has_put_event;
 	bool			has_set_event;
 	bool			has_kmem_event;
@@ -735,39 +731,6 @@ static int process_exit_event(const struct perf_tool *tool, union perf_event *ev
 	return perf_event__process_exit(tool, event, sample, machine);
 }
 
-/* release the input in steps of this size */
-#define RL_RELEASE_CHUNK	(4ULL << 20)
-
-/*
- * Memory that follows live objects, not the size of the input: perf maps
- * the whole perf.data file at once (64-bit) and every page it reads stays
- * in this process's RSS until the end.  Ordered events point into that
- * mapping until they are delivered; a round flush delivers every event
- * queued before the previous FINISHED_ROUND record (it flushes up to the
- * largest timestamp seen when that record was read).  So once a round is
- * flushed, the pages before the previous round's record are dropped from
- * the mapping: they stay in the page cache, the process no longer holds
- * them.  Only for the native-endian single mapping; pipes are copied.
- */
-static void rl_release_consumed(struct refleak_report *rep, union perf_event *event)
-{
-	struct perf_session *session = rep->session;
-	char *base = session->one_mmap_addr;
-	u64 offset, done;
-
-	if (!session->one_mmap || !base || session->header.needs_swap ||
-	    perf_data__is_pipe(session->data) ||
-	    (char *)event < base || (char *)event >= base + session->one_mmap_size)
-		return;
-	offset = (char *)event - base;
-	done = rep->prev_round_offset & ~((u64)page_size - 1);
-	rep->prev_round_offset = offset;
-	if (done < rep->released + RL_RELEASE_CHUNK)
-		return;
-	if (!madvise(base + rep->released, done - rep->released, MADV_DONTNEED))
-		rep->released = done;
-}
-
 /*
  * In a complete pipe stream the last sample is followed by a FINISHED_ROUND
  * record (written after each pass over the ring buffers); samples read
@@ -780,14 +743,10 @@ static int process_finished_round(const struct perf_tool *tool, union perf_event
 				  struct ordered_events *oe)
 {
 	struct refleak_report *rep = container_of(tool, struct refleak_report, tool);
-	int err;
 
 	rep->samples_at_last_round =
 		evlist__stats(rep->session->evlist)->nr_events[PERF_RECORD_SAMPLE];
-	err = perf_event__process_finished_round(tool, event, oe);
-	if (!err)
-		rl_release_consumed(rep, event);
-	return err;
+	return perf_event__process_finished_round(tool, event, oe);
 }
 
 /* mute perf's own diagnostics on bad input: we print one message */
@@ -2170,6 +2129,8 @@ static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
 		rep->session = NULL;
 		return RL_EXIT_FATAL;
 	}
+	/* the report's state follows the live objects: delivered input can go */
+	rep->session->release_delivered = true;
 
 	if (rl_check_file(rep->session))
 		return RL_EXIT_FATAL;

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Assemble the tree everything is built from: a git work tree in the cache
 # holding the pristine source as its base commit ("pristine"), one commit per
-# patch of kernel/series (the last one is branch "kernel-top"), and the four
-# commits of the perf series placing perf-builtin/, Documentation/ and
-# tests/shell/ into tools/perf (branch "assembled").
+# patch of kernel/series (the last one is branch "kernel-top"), and the
+# commits of the perf series: the patches of perf-builtin/patches/, then
+# four placing perf-builtin/, Documentation/ and tests/shell/ into
+# tools/perf (branch "assembled").
 #
 # The new commits are made on a private index, without touching the work
 # tree; only then is the work tree moved from the old "assembled" commit to
@@ -86,8 +87,9 @@ fi
 # The last kernel commit: kernel builds depend on the tree up to here only.
 kernel_top=$parent
 
-# 2. perf refleak, as the four commits of the perf series: the engine and
-# its perf test, the builtin, the man page, the shell tests.
+# 2. the perf series: perf-builtin/patches/, then perf refleak in four
+# commits: the engine and its perf test, the builtin, the man page, the
+# shell tests.
 add_file() { # <file in the project> <path in the tree>
 	local mode=100644
 	[ -x "$1" ] && mode=100755
@@ -126,6 +128,15 @@ perf_commit() { # <message file of perf-builtin/commits/>
 	commit_index "$TOP/perf-builtin/commits/$1"
 }
 if [ -d "$TOP/perf-builtin" ]; then
+	# changes to perf's own util/ that perf refleak builds on, first, as
+	# patches (perf-builtin/patches/, applied in name order)
+	for p in "$TOP"/perf-builtin/patches/*.patch; do
+		[ -f "$p" ] || continue
+		git mailinfo "$tmp/msg" "$tmp/patch" < "$p" > "$tmp/info"
+		git apply --cached "$tmp/patch" || die "perf-builtin/patches/${p##*/} does not apply"
+		{ sed -n 's/^Subject: //p' "$tmp/info"; echo; cat "$tmp/msg"; } > "$tmp/commit"
+		commit_index "$tmp/commit"
+	done
 	add_dir "$TOP/perf-builtin/util" tools/perf/util
 	add_dir "$TOP/perf-builtin/tests" tools/perf/tests
 	register '^tools/perf/(util|tests)/'
