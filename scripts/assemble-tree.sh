@@ -73,14 +73,20 @@ commit_index() {
 		GIT_AUTHOR_DATE=$GIT_COMMITTER_DATE git commit-tree "$tree" -p "$parent" < "$msg")
 }
 
+# Apply a patch in mail form (Subject, message, diff) to the index and
+# commit it with its subject and message.
+commit_patch() {
+	git mailinfo "$tmp/msg" "$tmp/patch" < "$1" > "$tmp/info"
+	git apply --cached "$tmp/patch" || die "${1#"$TOP"/} does not apply"
+	{ sed -n 's/^Subject: //p' "$tmp/info"; echo; cat "$tmp/msg"; } > "$tmp/commit"
+	commit_index "$tmp/commit"
+}
+
 # 1. the kernel series
 if [ -f "$TOP/kernel/series" ]; then
 	while read -r p; do
 		case $p in ''|'#'*) continue ;; esac
-		git mailinfo "$tmp/msg" "$tmp/patch" < "$TOP/kernel/$p" > "$tmp/info"
-		git apply --cached "$tmp/patch" || die "kernel/$p does not apply"
-		{ sed -n 's/^Subject: //p' "$tmp/info"; echo; cat "$tmp/msg"; } > "$tmp/commit"
-		commit_index "$tmp/commit"
+		commit_patch "$TOP/kernel/$p"
 	done < "$TOP/kernel/series"
 fi
 
@@ -132,10 +138,7 @@ if [ -d "$TOP/perf-builtin" ]; then
 	# patches (perf-builtin/patches/, applied in name order)
 	for p in "$TOP"/perf-builtin/patches/*.patch; do
 		[ -f "$p" ] || continue
-		git mailinfo "$tmp/msg" "$tmp/patch" < "$p" > "$tmp/info"
-		git apply --cached "$tmp/patch" || die "perf-builtin/patches/${p##*/} does not apply"
-		{ sed -n 's/^Subject: //p' "$tmp/info"; echo; cat "$tmp/msg"; } > "$tmp/commit"
-		commit_index "$tmp/commit"
+		commit_patch "$p"
 	done
 	add_dir "$TOP/perf-builtin/util" tools/perf/util
 	add_dir "$TOP/perf-builtin/tests" tools/perf/tests
