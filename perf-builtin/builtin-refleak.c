@@ -749,7 +749,6 @@ static int process_finished_round(const struct perf_tool *tool, union perf_event
 	return perf_event__process_finished_round(tool, event, oe);
 }
 
-
 /* ------------------------------------------------------------------ */
 /* symbols                                                             */
 
