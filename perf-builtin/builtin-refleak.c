@@ -749,6 +749,26 @@ static int process_finished_round(const struct perf_tool *tool, union perf_event
 	return perf_event__process_finished_round(tool, event, oe);
 }
 
+/* mute perf's own diagnostics on bad input: we print one message */
+static int rl_saved_verbose;
+static bool rl_saved_quiet;
+
+static void rl_mute(void)
+{
+	rl_saved_verbose = verbose;
+	rl_saved_quiet = quiet;
+	if (verbose <= 0) {
+		verbose = -1;
+		quiet = true;
+	}
+}
+
+static void rl_unmute(void)
+{
+	verbose = rl_saved_verbose;
+	quiet = rl_saved_quiet;
+}
+
 /* ------------------------------------------------------------------ */
 /* symbols                                                             */
 
@@ -2156,7 +2176,10 @@ static int rl_report_read(struct refleak_report *rep, struct perf_data *data)
 	struct events_stats *es;
 	int err;
 
+	/* perf's per-record warnings on damaged input: one message instead (-v shows them) */
+	rl_mute();
 	err = perf_session__process_events(rep->session);
+	rl_unmute();
 	if (err) {
 		pr_err("perf refleak: error while reading events from %s (%d): file truncated or corrupt\n",
 		       rep->input_name, err);
