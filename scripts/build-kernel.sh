@@ -9,6 +9,9 @@
 #   KERNEL_FLAVOR=realistic-off    the same without CONFIG_REF_TRACE
 #                                  (+ kernel/configs/cost/ref-trace-off.config),
 #                                  for 'make cost'; build/*-realistic-off
+#   KERNEL_FLAVOR=realistic-life   the same with the life-cycle events only
+#                                  (+ kernel/configs/cost/refs-off.config),
+#                                  for 'make cost'; build/*-realistic-life
 . "$(dirname "$0")/lib.sh"
 
 tree=$("$TOP/scripts/assemble-tree.sh")
@@ -17,8 +20,8 @@ base=tinyconfig suffix=
 case $flavor in
 small) ;;
 realistic) base=defconfig suffix=-realistic KBUILD=$CACHE/kbuild-realistic-$KEY ;;
-realistic-off) base=defconfig suffix=-realistic-off KBUILD=$CACHE/kbuild-realistic-off-$KEY ;;
-*) die "KERNEL_FLAVOR=$flavor: small, realistic or realistic-off" ;;
+realistic-off|realistic-life) base=defconfig suffix=-$flavor KBUILD=$CACHE/kbuild-$flavor-$KEY ;;
+*) die "KERNEL_FLAVOR=$flavor: small, realistic, realistic-off or realistic-life" ;;
 esac
 # KERNEL_FRAGMENTS="a.config b.config" picks fragments from kernel/configs/
 # (e.g. guest.config alone for a kernel without our options).
@@ -27,6 +30,9 @@ if [ "$flavor" = realistic ]; then
 elif [ "$flavor" = realistic-off ]; then
 	fragments=("$TOP/kernel/configs/refleak.config" "$TOP"/kernel/configs/realistic/*.config
 		   "$TOP/kernel/configs/cost/ref-trace-off.config")
+elif [ "$flavor" = realistic-life ]; then
+	fragments=("$TOP/kernel/configs/refleak.config" "$TOP"/kernel/configs/realistic/*.config
+		   "$TOP/kernel/configs/cost/refs-off.config")
 elif [ -n "${KERNEL_FRAGMENTS:-}" ]; then
 	read -ra fragments <<< "$KERNEL_FRAGMENTS"
 	fragments=("${fragments[@]/#/$TOP/kernel/configs/}")

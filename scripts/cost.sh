@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
-# make cost: what CONFIG_REF_TRACE costs on a kernel like the ones users run
-# (the realistic guest's configuration: x86_64 defconfig, -O2, jump labels,
-# plus what the guest needs).  Not part of 'make check': it builds a second
-# defconfig kernel (about 40 minutes cold here).
-#   1. size: the realistic kernel (CONFIG_REF_TRACE=y, with its KUnit suite
-#      and the test driver) against KERNEL_FLAVOR=realistic-off (the same
-#      without CONFIG_REF_TRACE, the driver kept), with bloat-o-meter; the
-#      KUnit suite's symbols are counted apart.  COST_UNPATCHED=1 adds the
-#      same configuration built from the pristine tree (no series).
-#   2. time: the test driver's "bench" (guest/cost.sh) in both kernels: a
+# make cost: what each option of the series costs on a kernel like the ones
+# users run (the realistic guest's configuration: x86_64 defconfig, -O2,
+# jump labels, plus what the guest needs).  Not part of 'make check': it
+# builds three defconfig kernels (about 26 minutes each cold here):
+#   off   KERNEL_FLAVOR=realistic-off: neither option (the test driver kept)
+#   life  KERNEL_FLAVOR=realistic-life: CONFIG_REF_TRACE, the life-cycle
+#         events, without CONFIG_REF_TRACE_REFS
+#   on    KERNEL_FLAVOR=realistic: both, as the realistic guest runs
+#   1. size: bloat-o-meter off -> life (what CONFIG_REF_TRACE adds) and
+#      life -> on (what CONFIG_REF_TRACE_REFS adds), the KUnit suite's
+#      symbols counted apart.  COST_UNPATCHED=1 adds the same configuration
+#      built from the pristine tree (no series).
+#   2. time: the test driver's "bench" (guest/cost.sh) in each kernel: a
 #      refcount_t life cycle (refcount_set, a get, a put, the final put)
-#      without the option, with the events disabled, and enabled and
-#      recorded by perf record (without and with callchains).
+#      with the events disabled, and enabled and recorded by perf record
+#      (without and with callchains).
 # Everything is printed; the guests' raw lines are in build/cost/.
 . "$(dirname "$0")/lib.sh"
 out=$BUILD/cost
 mkdir -p "$out"
 tree=$("$TOP/scripts/assemble-tree.sh")
-KERNEL_FLAVOR=realistic "$TOP/scripts/build-kernel.sh" >&2
-KERNEL_FLAVOR=realistic-off "$TOP/scripts/build-kernel.sh" >&2
-on=$CACHE/kbuild-realistic-$KEY off=$CACHE/kbuild-realistic-off-$KEY
+for flavor in realistic-off realistic-life realistic; do
+	KERNEL_FLAVOR=$flavor "$TOP/scripts/build-kernel.sh" >&2
+done
+off=$CACHE/kbuild-realistic-off-$KEY life=$CACHE/kbuild-realistic-life-$KEY on=$CACHE/kbuild-realistic-$KEY
 
 if [ "${COST_UNPATCHED:-0}" = 1 ]; then
 	# The pristine source in a work tree of its own, same configuration
@@ -44,7 +48,7 @@ fi
 bloat() { python3 "$tree/scripts/bloat-o-meter" "$@"; }
 echo "== size: x86_64 defconfig + the guest's options, $(git -C "$tree" describe --always 2>/dev/null)"
 printf '%-34s %10s %10s %10s\n' kernel text data bss
-for k in ${unp:+unpatched:$unp} off:$off on:$on; do
+for k in ${unp:+unpatched:$unp} off:$off life:$life on:$on; do
 	read -r text data bss _ < <(size "${k#*:}/vmlinux" | tail -n 1)
 	printf '%-34s %10s %10s %10s\n' "${k%%:*}" "$text" "$data" "$bss"
 done
@@ -52,28 +56,36 @@ if [ -n "${unp:-}" ]; then
 	echo "-- bloat-o-meter -c unpatched off (the slab patches, unconditional)"
 	bloat -c "$unp/vmlinux" "$off/vmlinux" | grep -E '^(add/remove|Total)'
 fi
-# The KUnit suite is a test, not the option's cost: its symbols apart.
+# The KUnit suite is a test, not an option's cost: its symbols apart.
 kunit_syms=$(nm "$on/lib/tests/ref_trace_kunit.o" 2>/dev/null | awk '$2 ~ /[tTdDbBrR]/ { print $3 }' | sort -u)
-bloat "$off/vmlinux" "$on/vmlinux" > "$out/bloat-off-on.txt"
-awk -v syms="$(echo "$kunit_syms" | tr '\n' ' ')" '
-BEGIN { n = split(syms, a, " "); for (i = 1; i <= n; i++) k[a[i]] = 1 }
-/^add\/remove|^Function|^Total|^$/ { next }
-NF >= 4 { name = $1; d = $NF; if (name in k) kd += d; else od += d; if (d > 0) up++; else if (d < 0) down++ }
-END { printf "-- bloat-o-meter off on: option %+d bytes (%d symbols grew, %d shrank), KUnit suite %+d bytes\n", od, up, down, kd }' \
-	"$out/bloat-off-on.txt"
-grep -E '^Total' "$out/bloat-off-on.txt"
-echo "-- largest growths (all in $out/bloat-off-on.txt):"
-sed -n '/^Function/,$p' "$out/bloat-off-on.txt" | sed -n '2,11p'
-echo "-- call sites of the out-of-line hooks in the 'on' vmlinux:"
+cost_of() { # <option> <from> <to>: bloat-o-meter from -> to, KUnit apart
+	local f=$out/bloat-$1.txt
+	bloat "$2/vmlinux" "$3/vmlinux" > "$f"
+	awk -v opt="$1" -v syms="$(echo "$kunit_syms" | tr '\n' ' ')" '
+	BEGIN { n = split(syms, a, " "); for (i = 1; i <= n; i++) k[a[i]] = 1 }
+	/^add\/remove|^Function|^Total|^$/ { next }
+	NF >= 4 { name = $1; d = $NF; if (name in k) kd += d; else od += d; if (d > 0) up++; else if (d < 0) down++ }
+	END { printf "-- %s: %+d bytes (%d symbols grew, %d shrank), KUnit suite %+d bytes\n", opt, od, up, down, kd }' "$f"
+	grep -E '^Total' "$f"
+	echo "   largest growths (all in $f):"
+	sed -n '/^Function/,$p' "$f" | sed -n '2,8p'
+}
+cost_of CONFIG_REF_TRACE "$off" "$life"
+cost_of CONFIG_REF_TRACE_REFS "$life" "$on"
+calls() { objdump -d --no-show-raw-insn "$1/vmlinux" | grep -c "call.*<$2>"; }
+echo "-- call sites of the out-of-line hooks:"
 for f in __ref_trace_set __ref_trace_final_put __ref_trace_anomaly; do
-	printf '   %-24s %s\n' "$f" "$(objdump -d --no-show-raw-insn "$on/vmlinux" | grep -c "call.*<$f>")"
+	printf '   %-24s %s (life), %s (on)\n' "$f" "$(calls "$life" $f)" "$(calls "$on" $f)"
+done
+for f in __ref_trace_get __ref_trace_sub; do
+	printf '   %-24s %s (on)\n' "$f" "$(calls "$on" $f)"
 done
 
 "$TOP/scripts/build-perf.sh" >&2
 "$TOP/scripts/make-initramfs.sh" >&2
-for k in off on; do
+for k in off life on; do
 	suffix=-realistic
-	[ $k = off ] && suffix=-realistic-off
+	[ $k = on ] || suffix=-realistic-$k
 	BZIMAGE=$BUILD/bzImage$suffix GUEST_TIMEOUT=${GUEST_TIMEOUT:-1200} \
 		"$TOP/scripts/run-guest.sh" "$TOP/guest/cost.sh" "$out/$k" >&2 ||
 		die "the $k guest failed (see $out/$k/console.log)"
@@ -81,11 +93,13 @@ for k in off on; do
 done
 echo "== time: one refcount_t life cycle (refcount_set, get, put, final put), TCG guest"
 printf '%-34s %12s %12s\n' mode "cycles/life" "ns/life"
-for k in off on; do
+for k in off life on; do
 	awk -v k=$k '$1 != "warmup" {
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		label = k == "off" ? "CONFIG_REF_TRACE=n" : "CONFIG_REF_TRACE=y, " $1
+		label = (k == "off" ? "neither option" : k == "life" ? "CONFIG_REF_TRACE" : "both") ", " $1
 		printf "%-34s %12.1f %12.1f\n", label, v["cycles"] / v["n"], v["ns"] / v["n"] }' "$out/$k/bench"
 done
-[ -s "$out/on/bench.err" ] && { echo "guest errors:"; cat "$out/on/bench.err"; }
+for k in off life on; do
+	[ -s "$out/$k/bench.err" ] && { echo "guest errors ($k):"; cat "$out/$k/bench.err"; }
+done
 exit 0
