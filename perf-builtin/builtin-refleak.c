@@ -29,6 +29,7 @@
 #include "util/machine.h"
 #include "util/map.h"
 #include "util/refleak.h"
+#include "util/refleak-findings.h"
 #include "util/sample.h"
 #include "util/session.h"
 #include "util/strbuf.h"
@@ -128,6 +129,8 @@ struct refleak_report {
 	struct perf_tool	tool;
 	struct perf_session	*session;
 	struct refleak		*rl;
+	/* what every output shows, built once at the end */
+	struct refleak_findings	*findings;
 	u64			nr_events[RL_EV_NR];
 	u64			nr_bad_samples;
 	u64			*cpu_last;	/* last sample time per cpu */
@@ -801,41 +804,37 @@ static const char *rl_site_name(struct refleak_report *rep, const struct refleak
 /* ------------------------------------------------------------------ */
 /* sorting                                                             */
 
-struct rl_row {
-	struct refleak_group	*g;
-	char			site[256];
-};
-
 /* descending order of two u64 */
 static int rl_cmp_desc(u64 a, u64 b)
 {
 	return a > b ? -1 : a < b ? 1 : 0;
 }
 
-static int rl_sort_site(const struct rl_row *a, const struct rl_row *b)
+static int rl_sort_site(const struct refleak_finding *a, const struct refleak_finding *b)
 {
 	return strcmp(a->site, b->site);
 }
 
-static int rl_sort_count(const struct rl_row *a, const struct rl_row *b)
+static int rl_sort_count(const struct refleak_finding *a, const struct refleak_finding *b)
 {
-	return rl_cmp_desc(a->g->count, b->g->count);
+	return rl_cmp_desc(a->group->count, b->group->count);
 }
 
-static int rl_sort_bytes(const struct rl_row *a, const struct rl_row *b)
+static int rl_sort_bytes(const struct refleak_finding *a, const struct refleak_finding *b)
 {
-	return rl_cmp_desc(a->g->bytes, b->g->bytes);
+	return rl_cmp_desc(a->group->bytes, b->group->bytes);
 }
 
-static int rl_sort_age(const struct rl_row *a, const struct rl_row *b)
+static int rl_sort_age(const struct refleak_finding *a, const struct refleak_finding *b)
 {
-	return rl_cmp_desc(a->g->max_age_ns, b->g->max_age_ns);
+	return rl_cmp_desc(a->group->max_age_ns, b->group->max_age_ns);
 }
 
 /* sort dimensions, as in builtin-kmem.c: a list in the order given */
 struct rl_sort_dimension {
 	const char		*name;
-	int			(*cmp)(const struct rl_row *a, const struct rl_row *b);
+	int			(*cmp)(const struct refleak_finding *a,
+				       const struct refleak_finding *b);
 	struct list_head	list;
 };
 
@@ -894,9 +893,9 @@ static int rl_parse_sort(const char *str)
 	return ret;
 }
 
-static int rl_row_cmp(const void *pa, const void *pb)
+/* the order of the sort keys given, 0 when they tie */
+static int rl_finding_cmp(const struct refleak_finding *a, const struct refleak_finding *b)
 {
-	const struct rl_row *a = pa, *b = pb;
 	struct rl_sort_dimension *sd;
 	int c = 0;
 
@@ -905,75 +904,19 @@ static int rl_row_cmp(const void *pa, const void *pb)
 		if (c)
 			break;
 	}
-	if (!c)
-		c = rl_cmp_desc(a->g->site->call_site, b->g->site->call_site);
 	return c;
 }
 
-/* rows[i] and, after it, the rows of the groups it holds, in sorted order */
-static void rl_rows_place(const struct rl_row *rows, size_t nr, size_t i, struct rl_row *out,
-			  size_t *n, bool *done)
+static const char *rl_findings_site_name(void *ctx, const struct refleak_site *site,
+					 char *buf, size_t size)
 {
-	size_t j;
-
-	done[i] = true;
-	out[(*n)++] = rows[i];
-	for (j = 0; j < nr; j++)
-		if (!done[j] && rows[j].g->held_by == rows[i].g)
-			rl_rows_place(rows, nr, j, out, n, done);
+	return rl_site_name(ctx, site, buf, size);
 }
 
-/*
- * A group whose objects another listed group's objects hold comes right
- * after its holder: the root first, so that the first row a user follows
- * (and its 'record --refs' hint) is the leak to fix.
- */
-static void rl_rows_roots_first(struct rl_row *rows, size_t nr)
+/* a finding is listed: definite and likely ones, possible ones with --all */
+static bool rl_listed(struct refleak_report *rep, enum refleak_class class)
 {
-	struct rl_row *out = calloc(nr + 1, sizeof(*out));
-	bool *done = calloc(nr + 1, sizeof(*done));
-	size_t i, j, n = 0;
-
-	if (!out || !done)
-		goto out;
-	for (i = 0; i < nr; i++) {
-		for (j = 0; j < nr; j++)
-			if (j != i && rows[i].g->held_by == rows[j].g)
-				break;
-		if (j == nr && !done[i])
-			rl_rows_place(rows, nr, i, out, &n, done);
-	}
-	for (i = 0; i < nr; i++)	/* holders holding each other */
-		if (!done[i])
-			out[n++] = rows[i];
-	memcpy(rows, out, nr * sizeof(*rows));
-out:
-	free(out);
-	free(done);
-}
-
-static struct rl_row *rl_rows(struct refleak_report *rep, enum refleak_class class, size_t *nr)
-{
-	struct refleak_group **groups = refleak__groups(rep->rl, class, nr);
-	struct rl_row *rows;
-	size_t i;
-
-	if (!groups)
-		return NULL;
-	rows = calloc(*nr + 1, sizeof(*rows));
-	if (!rows) {
-		free(groups);
-		*nr = 0;
-		return NULL;
-	}
-	for (i = 0; i < *nr; i++) {
-		rows[i].g = groups[i];
-		rl_site_name(rep, groups[i]->site, rows[i].site, sizeof(rows[i].site));
-	}
-	free(groups);
-	qsort(rows, *nr, sizeof(*rows), rl_row_cmp);
-	rl_rows_roots_first(rows, *nr);
-	return rows;
+	return rep->all || refleak_class__tier(class) != REFLEAK_TIER_POSSIBLE;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1107,10 +1050,11 @@ static void rl_refs_arg(struct refleak_group *g, char *buf, size_t size)
  * References never put: per list of objects, the gets left after pairing
  * (certain), or every get that could own a missing put with its balance.
  */
-static void rl_print_unput(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
+static void rl_print_unput(struct refleak_report *rep, FILE *fp,
+			   const struct refleak_finding *f)
 {
-	struct refleak_unput **arr;
-	size_t nr, i;
+	struct refleak_group *g = f->group;
+	size_t nr = f->nr_unput, i;
 	u32 s;
 	char arg[128];
 
@@ -1123,18 +1067,16 @@ static void rl_print_unput(struct refleak_report *rep, FILE *fp, struct refleak_
 			arg);
 		return;
 	}
-	arr = refleak_group__unput(g, &nr);
 	if (!nr) {
 		fprintf(fp, "      references never put: %s\n", g->nr_named ?
 			"none left by the gets and puts seen (another counter?)" :
 			"no get or put of these objects was recorded");
-		free(arr);
 		return;
 	}
 	fprintf(fp, "      references never put (%" PRIu64 " of %" PRIu64 " objects followed):\n",
 		g->nr_named, g->count);
 	for (i = 0; i < nr && (i < RL_MAX_TEXT_STACKS || verbose > 0); i++) {
-		struct refleak_unput *u = arr[i];
+		struct refleak_unput *u = f->unput[i];
 
 		fprintf(fp, "        %" PRIu64 " object%s, %u reference%s each never put, ",
 			u->nr_objects, u->nr_objects == 1 ? "" : "s", u->refs,
@@ -1157,7 +1099,6 @@ static void rl_print_unput(struct refleak_report *rep, FILE *fp, struct refleak_
 	}
 	if (i < nr)
 		fprintf(fp, "        ... %zu more (use -v)\n", nr - i);
-	free(arr);
 }
 
 /*
@@ -1253,7 +1194,7 @@ static void rl_node__print(struct refleak_report *rep, FILE *fp, struct rl_node 
 }
 
 static void rl_print_stacks_graph(struct refleak_report *rep, FILE *fp,
-				  struct refleak_stack_count *sc, size_t n)
+				  const struct refleak_stack_count *sc, size_t n)
 {
 	struct rl_node *root = NULL;
 	char prefix[208];
@@ -1290,15 +1231,15 @@ static void rl_print_stack_folded(struct refleak_report *rep, FILE *fp, u32 id, 
 	fputc('\n', fp);
 }
 
-static void rl_print_stacks(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
+static void rl_print_stacks(struct refleak_report *rep, FILE *fp,
+			    const struct refleak_finding *f)
 {
 	int k;
 
 	for (k = 0; k < REFLEAK_NR_STACK_KINDS; k++) {
-		struct refleak_stack_count *sc;
-		size_t n, i;
+		const struct refleak_stack_count *sc = f->stacks[k];
+		size_t n = f->nr_stacks[k], i;
 
-		sc = refleak_group__stacks(g, k, &n);
 		if (!sc)
 			continue;
 		fprintf(fp, "      %s stack%s (%zu distinct):\n", refleak_stack_kind__name(k),
@@ -1306,7 +1247,6 @@ static void rl_print_stacks(struct refleak_report *rep, FILE *fp, struct refleak
 		if (callchain_param.mode == CHAIN_GRAPH_ABS ||
 		    callchain_param.mode == CHAIN_GRAPH_REL) {
 			rl_print_stacks_graph(rep, fp, sc, n);
-			free(sc);
 			continue;
 		}
 		for (i = 0; i < n && (i < RL_MAX_TEXT_STACKS || verbose > 0); i++) {
@@ -1317,7 +1257,6 @@ static void rl_print_stacks(struct refleak_report *rep, FILE *fp, struct refleak
 		}
 		if (i < n)
 			fprintf(fp, "        ... %zu more (use -v)\n", n - i);
-		free(sc);
 	}
 }
 
@@ -1346,9 +1285,9 @@ static bool rl_line_equal(long a, long b, void *ctx __maybe_unused)
  * speedscope: "class;site;kind;root;...;leaf count", without offsets, so
  * that stacks differing only in offsets are one line (sorted, merged).
  */
-static void rl_print_folded(struct refleak_report *rep, FILE *fp, const struct rl_row *row)
+static void rl_print_folded(struct refleak_report *rep, FILE *fp,
+			    const struct refleak_finding *fd)
 {
-	struct refleak_group *g = row->g;
 	struct hashmap *lines = hashmap__new(rl_line_hash, rl_line_equal, NULL);
 	struct hashmap_entry *cur;
 	const char **keys;
@@ -1358,11 +1297,9 @@ static void rl_print_folded(struct refleak_report *rep, FILE *fp, const struct r
 	if (IS_ERR(lines))
 		return;
 	for (k = 0; k < REFLEAK_NR_STACK_KINDS; k++) {
-		struct refleak_stack_count *sc;
-		size_t n;
+		const struct refleak_stack_count *sc = fd->stacks[k];
 
-		sc = refleak_group__stacks(g, k, &n);
-		for (i = 0; sc && i < n; i++) {
+		for (i = 0; i < fd->nr_stacks[k]; i++) {
 			struct strbuf sb = STRBUF_INIT;
 			char buf[256], *line;
 			const u64 *ips;
@@ -1372,7 +1309,7 @@ static void rl_print_folded(struct refleak_report *rep, FILE *fp, const struct r
 
 			ips = refleak__stack(rep->rl, sc[i].id, &nr);
 			first = rl_first_frame(rep, ips, nr);
-			strbuf_addf(&sb, "%s;%s;%s", refleak_class__name(g->class), row->site,
+			strbuf_addf(&sb, "%s;%s;%s", refleak_class__name(fd->class), fd->site,
 				    refleak_stack_kind__name(k));
 			for (f = nr; f > first; f--) {
 				const char *name = rl_frame_name(rep, ips[f - 1], false,
@@ -1391,7 +1328,6 @@ static void rl_print_folded(struct refleak_report *rep, FILE *fp, const struct r
 				free(old);
 			old = NULL;
 		}
-		free(sc);
 	}
 	keys = calloc(hashmap__size(lines) + 1, sizeof(*keys));
 	hashmap__for_each_entry(lines, cur, bkt)
@@ -1531,18 +1467,12 @@ static void rl_print_evidence(FILE *fp, struct refleak_group *g)
 		fputc('\n', fp);
 }
 
-static void rl_print_class(struct refleak_report *rep, FILE *fp, enum refleak_class class)
+/* a class's title and column heads */
+static void rl_print_class_head(struct refleak_report *rep, FILE *fp, enum refleak_class class)
 {
 	const struct refleak_stats *st = refleak__stats(rep->rl);
-	struct rl_row *rows;
 	char age[32];
-	size_t nr, i;
 
-	if (!st->class_count[class])
-		return;
-	rows = rl_rows(rep, class, &nr);
-	if (!rows)
-		return;
 	fputc('\n', fp);
 	color_fprintf(fp, refleak_class__tier(class) == REFLEAK_TIER_POSSIBLE ?
 		      PERF_COLOR_YELLOW : PERF_COLOR_RED, "%s", refleak_class__name(class));
@@ -1557,45 +1487,61 @@ static void rl_print_class(struct refleak_report *rep, FILE *fp, enum refleak_cl
 		"Site");
 	fprintf(fp, "  %.6s %.9s %.15s %.7s  %.22s %.4s\n", graph_dotted_line, graph_dotted_line,
 		graph_dotted_line, graph_dotted_line, graph_dotted_line, graph_dotted_line);
-	for (i = 0; i < nr; i++) {
-		struct refleak_group *g = rows[i].g;
-		char off[24];
+}
 
-		/* several offsets (a type with two counters): the most frequent, starred */
-		if (g->site->offset_known)
-			snprintf(off, sizeof(off), "0x%" PRIx64 "%s", g->site->ref_offset,
-				 g->site->offset_mixed ? "*" : "");
-		else
-			snprintf(off, sizeof(off), "?");
-		fprintf(fp, "  %6" PRIu64 " %9" PRIu64 " %15.3f %7s  %-22s %s", g->count, g->bytes,
-			(double)g->max_age_ns / NSEC_PER_MSEC, off,
-			g->site->no_alloc ? "(no allocation)" : g->site->cache ?: "?",
-			rows[i].site);
-		if (g->nr_inferred)
-			fprintf(fp, " [%" PRIu64 " inferred]", g->nr_inferred);
-		if (g->nr_uncertain)
-			color_fprintf(fp, PERF_COLOR_YELLOW, " [%" PRIu64 " uncertain]",
-				      g->nr_uncertain);
-		fputc('\n', fp);
-		if (class == REFLEAK_LIKELY_LEAK)
-			rl_print_evidence(fp, g);
-		if (g->held_by) {
-			char holder[256];
+/* one finding: its row, then what the options ask for */
+static void rl_print_finding(struct refleak_report *rep, FILE *fp,
+			     const struct refleak_finding *f)
+{
+	struct refleak_group *g = f->group;
+	char off[24];
 
-			fprintf(fp, "    kept alive by the likely_leak objects at %s (%s):\n"
-				"      the references never put here were taken where those are allocated\n",
-				rl_site_name(rep, g->held_by->site, holder, sizeof(holder)),
-				g->held_by->site->cache ?: "?");
-		}
-		if (rep->timeline && rl_class_is_live(class))
-			rl_print_timeline(rep, fp, g);
-		if (rep->callchain)
-			rl_print_stacks(rep, fp, g);
-		rl_print_unput(rep, fp, g);
-		if (rep->objects)
-			rl_print_objects(rep, fp, g);
+	/* several offsets (a type with two counters): the most frequent, starred */
+	if (g->site->offset_known)
+		snprintf(off, sizeof(off), "0x%" PRIx64 "%s", g->site->ref_offset,
+			 g->site->offset_mixed ? "*" : "");
+	else
+		snprintf(off, sizeof(off), "?");
+	fprintf(fp, "  %6" PRIu64 " %9" PRIu64 " %15.3f %7s  %-22s %s", g->count, g->bytes,
+		(double)g->max_age_ns / NSEC_PER_MSEC, off,
+		g->site->no_alloc ? "(no allocation)" : g->site->cache ?: "?", f->site);
+	if (g->nr_inferred)
+		fprintf(fp, " [%" PRIu64 " inferred]", g->nr_inferred);
+	if (g->nr_uncertain)
+		color_fprintf(fp, PERF_COLOR_YELLOW, " [%" PRIu64 " uncertain]", g->nr_uncertain);
+	fputc('\n', fp);
+	if (f->class == REFLEAK_LIKELY_LEAK)
+		rl_print_evidence(fp, g);
+	if (f->held_by)
+		fprintf(fp, "    kept alive by the likely_leak objects at %s (%s):\n"
+			"      the references never put here were taken where those are allocated\n",
+			f->held_by->site, f->held_by->group->site->cache ?: "?");
+	if (rep->timeline && rl_class_is_live(f->class))
+		rl_print_timeline(rep, fp, g);
+	if (rep->callchain)
+		rl_print_stacks(rep, fp, f);
+	rl_print_unput(rep, fp, f);
+	if (rep->objects)
+		rl_print_objects(rep, fp, g);
+}
+
+/* the listed classes in report order, each with its findings */
+static void rl_print_findings(struct refleak_report *rep, FILE *fp)
+{
+	const struct refleak_stats *st = refleak__stats(rep->rl);
+	const struct refleak_finding *f = rep->findings->entries;
+	const struct refleak_finding *end = f + rep->findings->nr;
+	int c;
+
+	for (c = 0; c < REFLEAK_BALANCED; c++) {
+		bool listed = rl_listed(rep, c) && st->class_count[c];
+
+		if (listed)
+			rl_print_class_head(rep, fp, c);
+		for (; f < end && f->class == (enum refleak_class)c; f++)
+			if (listed)
+				rl_print_finding(rep, fp, f);
 	}
-	free(rows);
 }
 
 /* report lines fit in this many columns; longer "# " lists wrap */
@@ -1773,16 +1719,15 @@ static void json_str(FILE *fp, const char *s)
 	fputc('"', fp);
 }
 
-static void json_stacks(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
+static void json_stacks(struct refleak_report *rep, FILE *fp, const struct refleak_finding *fd)
 {
 	int k;
 
 	fprintf(fp, ", \"stacks\": {");
 	for (k = 0; k < REFLEAK_NR_STACK_KINDS; k++) {
-		struct refleak_stack_count *sc;
-		size_t n = 0, i;
+		const struct refleak_stack_count *sc = fd->stacks[k];
+		size_t n = fd->nr_stacks[k], i;
 
-		sc = refleak_group__stacks(g, k, &n);
 		fprintf(fp, "%s\"%s\": [", k ? ", " : "", refleak_stack_kind__name(k));
 		for (i = 0; i < n; i++) {
 			const u64 *ips;
@@ -1800,7 +1745,6 @@ static void json_stacks(struct refleak_report *rep, FILE *fp, struct refleak_gro
 			fprintf(fp, "]}");
 		}
 		fprintf(fp, "]");
-		free(sc);
 	}
 	fprintf(fp, "}");
 }
@@ -1822,10 +1766,10 @@ static void json_frames(struct refleak_report *rep, FILE *fp, u32 id)
 }
 
 /* the references never put, as rl_print_unput() shows them */
-static void json_unput(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
+static void json_unput(struct refleak_report *rep, FILE *fp, const struct refleak_finding *f)
 {
-	struct refleak_unput **arr;
-	size_t nr, i;
+	struct refleak_group *g = f->group;
+	size_t i;
 	u32 s;
 	char arg[128];
 
@@ -1837,11 +1781,10 @@ static void json_unput(struct refleak_report *rep, FILE *fp, struct refleak_grou
 		json_str(fp, arg);
 		return;
 	}
-	arr = refleak_group__unput(g, &nr);
 	fprintf(fp, ", \"refs_traced\": true, \"refs_followed\": %" PRIu64 ", \"unput\": [",
 		g->nr_named);
-	for (i = 0; i < nr; i++) {
-		struct refleak_unput *u = arr[i];
+	for (i = 0; i < f->nr_unput; i++) {
+		struct refleak_unput *u = f->unput[i];
 
 		fprintf(fp, "%s{\"objects\": %" PRIu64 ", \"refs\": %u, \"certain\": %s",
 			i ? ", " : "", u->nr_objects, u->refs, u->certain ? "true" : "false");
@@ -1855,7 +1798,6 @@ static void json_unput(struct refleak_report *rep, FILE *fp, struct refleak_grou
 		fprintf(fp, "]}");
 	}
 	fprintf(fp, "]");
-	free(arr);
 }
 
 static void json_objects(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
@@ -1895,14 +1837,60 @@ static void json_evidence(FILE *fp, struct refleak_group *g)
 	fprintf(fp, "}");
 }
 
+static void json_timeline(struct refleak_report *rep, FILE *fp, struct refleak_group *g)
+{
+	u32 live[RL_TIMELINE_BUCKETS], max, b;
+
+	rl_timeline(rep, g, live, &max);
+	fprintf(fp, ", \"timeline\": [");
+	for (b = 0; b < RL_TIMELINE_BUCKETS; b++)
+		fprintf(fp, "%s%u", b ? ", " : "", live[b]);
+	fprintf(fp, "]");
+}
+
+static void json_finding(struct refleak_report *rep, FILE *fp, const struct refleak_finding *f)
+{
+	struct refleak_group *g = f->group;
+
+	fprintf(fp, "{\"class\": \"%s\", \"tier\": \"%s\", \"site\": ",
+		refleak_class__name(f->class), refleak_tier__name(f->tier));
+	json_str(fp, f->site);
+	fprintf(fp, ", \"call_site\": \"%#" PRIx64 "\", \"cache\": ", g->site->call_site);
+	json_str(fp, g->site->no_alloc ? "" : g->site->cache ?: "?");
+	fprintf(fp, ", \"count\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"max_age_ms\": %.3f"
+		", \"ref_offset\": %" PRId64 ", \"ref_offset_mixed\": %s"
+		", \"inferred\": %" PRIu64 ", \"uncertain\": %" PRIu64,
+		g->count, g->bytes, (double)g->max_age_ns / NSEC_PER_MSEC,
+		g->site->offset_known ? (s64)g->site->ref_offset : (s64)-1,
+		g->site->offset_mixed ? "true" : "false", g->nr_inferred, g->nr_uncertain);
+	if (f->class == REFLEAK_LIKELY_LEAK)
+		json_evidence(fp, g);
+	if (f->held_by) {
+		fprintf(fp, ", \"held_by\": {\"site\": ");
+		json_str(fp, f->held_by->site);
+		fprintf(fp, ", \"cache\": ");
+		json_str(fp, f->held_by->group->site->cache ?: "?");
+		fprintf(fp, "}");
+	}
+	if (rep->has_callchain)
+		json_stacks(rep, fp, f);
+	json_unput(rep, fp, f);
+	json_objects(rep, fp, g);
+	if (rep->timeline && rl_class_is_live(f->class))
+		json_timeline(rep, fp, g);
+	fprintf(fp, "}");
+}
+
+/* the summary's counters, then each listed finding once */
 static void rl_print_json(struct refleak_report *rep, FILE *fp)
 {
 	const struct refleak_stats *st = refleak__stats(rep->rl);
 	double secs = st->last_ns > st->first_ns ?
 		      (double)(st->last_ns - st->first_ns) / NSEC_PER_SEC : 0.0;
-	int c, first;
+	const struct refleak_finding *f;
+	int c, first = 1;
 
-	fprintf(fp, "{\"version\": 1,\n \"summary\": {\"recording_s\": %.3f, \"events\": {",
+	fprintf(fp, "{\"version\": 2,\n \"summary\": {\"recording_s\": %.3f, \"events\": {",
 		secs);
 	for (c = 0; c < RL_EV_NR; c++)
 		fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", ev_names[c], rep->nr_events[c]);
@@ -1919,87 +1907,14 @@ static void rl_print_json(struct refleak_report *rep, FILE *fp)
 		fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", refleak_tier__name(c),
 			st->tier_count[c]);
 	fprintf(fp, "}},\n \"findings\": [");
-	first = 1;
-	for (c = 0; c < REFLEAK_BALANCED; c++) {
-		enum refleak_tier tier = refleak_class__tier(c);
-		struct rl_row *rows;
-		size_t nr = 0, i;
-
-		if (tier == REFLEAK_TIER_POSSIBLE && !rep->all)
+	refleak_findings__for_each(f, rep->findings) {
+		if (!rl_listed(rep, f->class))
 			continue;
-		rows = rl_rows(rep, c, &nr);
-		for (i = 0; i < nr; i++) {
-			struct refleak_group *g = rows[i].g;
-
-			fprintf(fp, "%s\n  {\"class\": \"%s\", \"tier\": \"%s\", \"site\": ",
-				first ? "" : ",", refleak_class__name(c), refleak_tier__name(tier));
-			first = 0;
-			json_str(fp, rows[i].site);
-			fprintf(fp, ", \"cache\": ");
-			json_str(fp, g->site->no_alloc ? "" : g->site->cache ?: "?");
-			fprintf(fp, ", \"count\": %" PRIu64 ", \"bytes\": %" PRIu64
-				", \"uncertain\": %" PRIu64, g->count, g->bytes, g->nr_uncertain);
-			if (c == REFLEAK_LIKELY_LEAK)
-				json_evidence(fp, g);
-			if (g->held_by) {
-				char holder[256];
-
-				fprintf(fp, ", \"held_by\": {\"site\": ");
-				json_str(fp, rl_site_name(rep, g->held_by->site, holder,
-							  sizeof(holder)));
-				fprintf(fp, ", \"cache\": ");
-				json_str(fp, g->held_by->site->cache ?: "?");
-				fprintf(fp, "}");
-			}
-			if (rep->has_callchain)
-				json_stacks(rep, fp, g);
-			json_unput(rep, fp, g);
-			fprintf(fp, "}");
-		}
-		free(rows);
-	}
-	fprintf(fp, "%s],\n \"classes\": {", first ? "" : "\n ");
-	first = 1;
-	for (c = 0; c < REFLEAK_BALANCED; c++) {
-		struct rl_row *rows;
-		size_t nr = 0, i;
-
-		rows = rl_rows(rep, c, &nr);
-		fprintf(fp, "%s\n  \"%s\": [", first ? "" : ",", refleak_class__name(c));
+		fprintf(fp, "%s\n  ", first ? "" : ",");
+		json_finding(rep, fp, f);
 		first = 0;
-		for (i = 0; i < nr; i++) {
-			struct refleak_group *g = rows[i].g;
-
-			fprintf(fp, "%s\n   {\"site\": ", i ? "," : "");
-			json_str(fp, rows[i].site);
-			fprintf(fp, ", \"call_site\": \"%#" PRIx64 "\", \"cache\": ",
-				g->site->call_site);
-			json_str(fp, g->site->cache ?: "?");
-			fprintf(fp, ", \"count\": %" PRIu64 ", \"bytes\": %" PRIu64
-				", \"max_age_ms\": %.3f, \"ref_offset\": %" PRId64
-				", \"ref_offset_mixed\": %s",
-				g->count, g->bytes, (double)g->max_age_ns / NSEC_PER_MSEC,
-				g->site->offset_known ? (s64)g->site->ref_offset : (s64)-1,
-				g->site->offset_mixed ? "true" : "false");
-			if (rep->has_callchain)
-				json_stacks(rep, fp, g);
-			json_unput(rep, fp, g);
-			json_objects(rep, fp, g);
-			if (rep->timeline && rl_class_is_live(c)) {
-				u32 live[RL_TIMELINE_BUCKETS], max, b;
-
-				rl_timeline(rep, g, live, &max);
-				fprintf(fp, ", \"timeline\": [");
-				for (b = 0; b < RL_TIMELINE_BUCKETS; b++)
-					fprintf(fp, "%s%u", b ? ", " : "", live[b]);
-				fprintf(fp, "]");
-			}
-			fprintf(fp, "}");
-		}
-		fprintf(fp, "%s]", nr ? "\n  " : "");
-		free(rows);
 	}
-	fprintf(fp, "\n }\n}\n");
+	fprintf(fp, "%s]\n}\n", first ? "" : "\n ");
 }
 
 /* ------------------------------------------------------------------ */
@@ -2216,45 +2131,34 @@ static int rl_report_read(struct refleak_report *rep, struct perf_data *data)
 static void rl_print_csv(struct refleak_report *rep, FILE *fp)
 {
 	const char *x = rep->field_sep;
-	int c;
+	const struct refleak_finding *f;
 
 	fprintf(fp, "# class%stier%scount%sbytes%sage_ms%sref_offset%scache%ssite\n",
 		x, x, x, x, x, x, x);
-	for (c = 0; c < REFLEAK_BALANCED; c++) {
-		struct rl_row *rows;
-		size_t nr = 0, i;
+	refleak_findings__for_each(f, rep->findings) {
+		struct refleak_group *g = f->group;
+		char off[24] = "?";
 
-		if (!rep->all && refleak_class__tier(c) == REFLEAK_TIER_POSSIBLE)
+		if (!rl_listed(rep, f->class))
 			continue;
-		rows = rl_rows(rep, c, &nr);
-		for (i = 0; rows && i < nr; i++) {
-			struct refleak_group *g = rows[i].g;
-			char off[24] = "?";
-
-			if (g->site->offset_known)
-				snprintf(off, sizeof(off), "%#" PRIx64 "%s", g->site->ref_offset,
-					 g->site->offset_mixed ? "*" : "");
-			fprintf(fp, "%s%s%s%s%" PRIu64 "%s%" PRIu64 "%s%.3f%s%s%s%s%s%s\n",
-				refleak_class__name(c), x,
-				refleak_tier__name(refleak_class__tier(c)),
-				x, g->count, x, g->bytes, x, (double)g->max_age_ns / NSEC_PER_MSEC,
-				x, off, x, g->site->cache ?: "?", x, rows[i].site);
-		}
-		free(rows);
+		if (g->site->offset_known)
+			snprintf(off, sizeof(off), "%#" PRIx64 "%s", g->site->ref_offset,
+				 g->site->offset_mixed ? "*" : "");
+		fprintf(fp, "%s%s%s%s%" PRIu64 "%s%" PRIu64 "%s%.3f%s%s%s%s%s%s\n",
+			refleak_class__name(f->class), x, refleak_tier__name(f->tier),
+			x, g->count, x, g->bytes, x, (double)g->max_age_ns / NSEC_PER_MSEC,
+			x, off, x, g->site->cache ?: "?", x, f->site);
 	}
 }
 
 /* live groups, most objects of one allocation stack first */
-struct rl_concentrated {
-	struct rl_row	row;
-	u64		top;		/* objects of its largest allocation stack */
-};
-
 static int rl_concentrated_cmp(const void *pa, const void *pb)
 {
-	const struct rl_concentrated *a = pa, *b = pb;
+	const struct refleak_finding *a = *(const struct refleak_finding * const *)pa;
+	const struct refleak_finding *b = *(const struct refleak_finding * const *)pb;
 
-	return rl_cmp_desc(a->top, b->top) ?: rl_row_cmp(&a->row, &b->row);
+	return rl_cmp_desc(refleak_finding__top_alloc(a), refleak_finding__top_alloc(b)) ?:
+	       rl_finding_cmp(a, b) ?: (a > b) - (a < b);
 }
 
 /* at most that many possible groups are named when --all is not given */
@@ -2267,48 +2171,25 @@ static int rl_concentrated_cmp(const void *pa, const void *pb)
  */
 static void rl_print_possible(struct refleak_report *rep, FILE *fp)
 {
-	static const enum refleak_class live[] = { REFLEAK_OUTSTANDING, REFLEAK_PUT_NOT_FREED_YET };
-	struct rl_concentrated *sel = NULL;
-	size_t nr_sel = 0, i, c;
+	const struct refleak_finding *f, **sel;
+	size_t nr_sel = 0, i;
 
-	for (c = 0; c < ARRAY_SIZE(live); c++) {
-		size_t nr = 0;
-		struct rl_row *rows = rl_rows(rep, live[c], &nr);
-		struct rl_concentrated *more = NULL;
-
-		if (rows)
-			more = realloc(sel, (nr_sel + nr + 1) * sizeof(*sel));
-
-		if (!more) {
-			free(rows);
-			continue;
-		}
-		sel = more;
-		for (i = 0; i < nr; i++) {
-			size_t nr_stacks = 0;
-			struct refleak_stack_count *sc;
-
-			sc = refleak_group__stacks(rows[i].g, REFLEAK_STACK_ALLOC, &nr_stacks);
-			if (sc && nr_stacks && sc[0].count >= max(rep->min_repeat, 2U)) {
-				sel[nr_sel].row = rows[i];
-				sel[nr_sel++].top = sc[0].count;
-			}
-			free(sc);
-		}
-		free(rows);
-	}
+	sel = calloc(rep->findings->nr + 1, sizeof(*sel));
+	if (!sel)
+		return;
+	refleak_findings__for_each(f, rep->findings)
+		if ((f->class == REFLEAK_OUTSTANDING || f->class == REFLEAK_PUT_NOT_FREED_YET) &&
+		    refleak_finding__top_alloc(f) >= max(rep->min_repeat, 2U))
+			sel[nr_sel++] = f;
 	if (nr_sel) {
 		qsort(sel, nr_sel, sizeof(*sel), rl_concentrated_cmp);
 		fprintf(fp,
 			"\npossible: %zu group%s of live objects left by one allocation stack, not proven leaked\n",
 			nr_sel, nr_sel > 1 ? "s" : "");
-		for (i = 0; i < nr_sel && i < RL_POSSIBLE_NAMED; i++) {
-			struct refleak_group *g = sel[i].row.g;
-
-			fprintf(fp, "  %6" PRIu64 " %-17s %-22s %s\n", sel[i].top,
-				refleak_class__name(g->class), g->site->cache ?: "?",
-				sel[i].row.site);
-		}
+		for (i = 0; i < nr_sel && i < RL_POSSIBLE_NAMED; i++)
+			fprintf(fp, "  %6" PRIu64 " %-17s %-22s %s\n",
+				refleak_finding__top_alloc(sel[i]), refleak_class__name(sel[i]->class),
+				sel[i]->group->site->cache ?: "?", sel[i]->site);
 		if (nr_sel > RL_POSSIBLE_NAMED)
 			fprintf(fp, "  ... %zu more\n", nr_sel - RL_POSSIBLE_NAMED);
 		fprintf(fp, "  (--all -g lists them with their stacks)\n");
@@ -2318,24 +2199,16 @@ static void rl_print_possible(struct refleak_report *rep, FILE *fp)
 
 static void rl_report_print(struct refleak_report *rep, u64 min_age_ns, u64 nr_suspicious)
 {
-	int c;
+	const struct refleak_finding *f;
 
 	if (rep->json) {
 		rl_print_json(rep, stdout);
 	} else if (rep->field_sep) {
 		rl_print_csv(rep, stdout);
 	} else if (rep->folded) {
-		for (c = 0; c < REFLEAK_BALANCED; c++) {
-			struct rl_row *rows;
-			size_t nr = 0, i;
-
-			if (!rep->all && refleak_class__tier(c) == REFLEAK_TIER_POSSIBLE)
-				continue;
-			rows = rl_rows(rep, c, &nr);
-			for (i = 0; rows && i < nr; i++)
-				rl_print_folded(rep, stdout, &rows[i]);
-			free(rows);
-		}
+		refleak_findings__for_each(f, rep->findings)
+			if (rl_listed(rep, f->class))
+				rl_print_folded(rep, stdout, f);
 	} else {
 		setup_pager();
 		rl_print_header(rep, stdout);
@@ -2343,9 +2216,7 @@ static void rl_report_print(struct refleak_report *rep, u64 min_age_ns, u64 nr_s
 			fprintf(stdout, "\nno definite or likely finding\n");
 		if (!rep->all)
 			rl_print_possible(rep, stdout);
-		for (c = 0; c < REFLEAK_BALANCED; c++)
-			if (rep->all || refleak_class__tier(c) != REFLEAK_TIER_POSSIBLE)
-				rl_print_class(rep, stdout, c);
+		rl_print_findings(rep, stdout);
 		rl_print_footer(rep, stdout, min_age_ns);
 	}
 	fflush(stdout);
@@ -2511,6 +2382,13 @@ static int rl_report(int argc, const char **argv)
 			   REFLEAK_KCONFIG " or recorded with --kmem-only)\n",
 			   REFLEAK_PUT_TP, rep.input_name);
 
+	rep.findings = refleak_findings__new(rep.rl, &(struct refleak_findings_ops){
+		.site_name = rl_findings_site_name, .cmp = rl_finding_cmp, .ctx = &rep,
+	});
+	if (!rep.findings) {
+		pr_err("perf refleak: out of memory\n");
+		goto out;
+	}
 	rl_report_print(&rep, cfg.min_age_ns, nr_suspicious);
 
 	/*
@@ -2532,6 +2410,7 @@ out:
 			zfree(&evsel->priv);
 		perf_session__delete(rep.session);
 	}
+	refleak_findings__delete(rep.findings);
 	refleak__delete(rep.rl);
 	hashmap__free(rep.funcs);
 	rl_sort_list__delete();

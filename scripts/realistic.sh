@@ -22,7 +22,7 @@ BZIMAGE=$BUILD/bzImage-realistic GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800} \
 [ "$(cat "$out/balanced.rc")" = 0 ] || die "recording failed: $(tail -n 5 "$out/balanced.log")"
 report() { "$BUILD/perf" refleak report -i "$out/balanced.data" --kallsyms "$out/kallsyms" "$@"; }
 report -g > "$out/report.txt" 2>&1
-report --json > "$out/report.json" 2> /dev/null
+report --all --json > "$out/report.json" 2> /dev/null
 report --all -g > "$out/report-all.txt" 2>&1
 rc=0
 report --fail-on-leak > /dev/null 2>&1 || rc=$?
@@ -38,7 +38,7 @@ jq -r '.summary as $s |
 	"findings: definite \($s.tiers.definite), likely \($s.tiers.likely), possible \($s.tiers.possible)",
 	"lost events: \($s.lost_events), unmatched final puts: \($s.unmatched_final_puts), samples with their CPU'"'"'s previous timestamp: \($s.same_time_samples)",
 	"largest live groups (outstanding):",
-	([.classes.outstanding[]?] | sort_by(-.count) | .[:5][] | "  \(.count) \(.cache) \(.site)")' \
+	([.findings[] | select(.class == "outstanding")] | sort_by(-.count) | .[:5][] | "  \(.count) \(.cache) \(.site)")' \
 	"$out/report.json"
 python3 "$("$TOP/scripts/assemble-tree.sh")/tools/testing/kunit/kunit.py" parse "$out"/kunit/ref_trace.ktap 2>/dev/null |
 	grep -E 'Testing complete|PASSED|FAILED' | tail -n 2 || true

@@ -293,7 +293,7 @@ except Exception as e:
 s = d.get("summary", {})
 ev = s.get("events", {})
 errs = []
-if d.get("version") != 1: errs.append("version != 1")
+if d.get("version") != 2: errs.append("version != 2")
 for k in ("kmalloc", "kmem_cache_alloc", "kfree", "kmem_cache_free", "final_put"):
     if not isinstance(ev.get(k), int): errs.append("summary.events.%s missing" % k)
 if ev.get("final_put") != 0: errs.append("final_put != 0 in a kmem-only recording")
@@ -301,7 +301,7 @@ if sum(ev.get(k, 0) for k in ("kmalloc", "kmem_cache_alloc", "kfree", "kmem_cach
     errs.append("no kmem event counted")
 for k in ("lost_events", "unmatched_final_puts", "inferred_objects", "uncertain_objects", "classes"):
     if k not in s: errs.append("summary.%s missing" % k)
-if not isinstance(d.get("classes"), dict): errs.append("classes missing")
+if not isinstance(d.get("findings"), list): errs.append("findings missing")
 if errs: sys.exit("; ".join(errs))
 EOF
 	); then

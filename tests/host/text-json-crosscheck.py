@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Cross-check a perf refleak text report against the JSON report of the
-same recording and options: class counts, tier counts, and every row the
-text lists (class, site, cache, count, bytes) must be in the JSON findings.
-Two printers of one engine must not disagree.
+same recording and options: class counts, tier counts, and the findings
+listed: each row of the text (class, site, cache, count, bytes, RefOff) is
+one JSON finding and each JSON finding one row of the text.  Two renderers
+of one findings list must not disagree.
 
 usage: text-json-crosscheck.py <text report> <json report>
 Exit: 0 they agree, 1 they differ (each difference printed)."""
@@ -38,16 +39,23 @@ def main():
                 errs.append(f"classes: text {got}, json {summ['classes']}")
 
     # rows of each listed class: count bytes age refoff cache site
-    findings = {(f["class"], f["site"], f["cache"]): f for f in doc["findings"]}
-    # the per-class groups carry the counter offset
-    for c, groups in doc.get("classes", {}).items():
-        for g in groups:
-            f = findings.get((c, g["site"], g["cache"]))
-            if f is not None:
-                f["ref_offset"] = g["ref_offset"]
-                f["ref_offset_mixed"] = g["ref_offset_mixed"]
-    cls = None
+    findings = {}
+    for f in doc["findings"]:
+        key = (f["class"], f["site"], f["cache"])
+        if key in findings:
+            errs.append(f"{key}: listed twice in the JSON findings")
+        findings[key] = f
+    seen = set()
     rows = 0
+    listed = []	# (class, site, cache, count, bytes, RefOff) of each row
+    m = re.match(r"^# class(.+?)tier", text[0]) if text else None
+    if m:
+        # -x: "class<sep>tier<sep>count<sep>bytes<sep>age_ms<sep>ref_offset<sep>cache<sep>site"
+        for line in text[1:]:
+            v = line.split(m.group(1))
+            if len(v) == 8:
+                listed.append((v[0], v[7], v[6], int(v[2]), int(v[3]), v[5]))
+    cls = None
     for line in text:
         m = re.match(r"^(\w+) \[(definite|likely|possible)\]: ", line)
         if m:
@@ -55,26 +63,30 @@ def main():
             continue
         m = re.match(r"^\s+(\d+)\s+(\d+)\s+[\d.]+\s+(\S+)\s+(\S+)\s+(\S+)\s*$", line)
         if cls and m:
-            count, nbytes, refoff = int(m.group(1)), int(m.group(2)), m.group(3)
-            cache, site = m.group(4), m.group(5)
-            rows += 1
-            f = findings.get((cls, site, cache))
-            if f is None:
-                errs.append(f"{cls} {site} {cache}: listed in the text, not in the JSON findings")
-            elif (f["count"], f["bytes"]) != (count, nbytes):
-                errs.append(f"{cls} {site} {cache}: text count/bytes {count}/{nbytes}, "
-                            f"json {f['count']}/{f['bytes']}")
-            elif "ref_offset" in f:
-                # RefOff: the counter's offset, "*" when mixed; must not
-                # depend on the output options
-                want = "?" if f["ref_offset"] < 0 else \
-                    f"0x{f['ref_offset']:x}" + ("*" if f["ref_offset_mixed"] else "")
-                if refoff != want:
-                    errs.append(f"{cls} {site} {cache}: text RefOff {refoff}, json {want}")
+            listed.append((cls, m.group(5), m.group(4), int(m.group(1)), int(m.group(2)),
+                           m.group(3)))
+    for cls, site, cache, count, nbytes, refoff in listed:
+        rows += 1
+        seen.add((cls, site, cache))
+        f = findings.get((cls, site, cache))
+        if f is None:
+            errs.append(f"{cls} {site} {cache}: listed in the text, not in the JSON findings")
+            continue
+        if (f["count"], f["bytes"]) != (count, nbytes):
+            errs.append(f"{cls} {site} {cache}: text count/bytes {count}/{nbytes}, "
+                        f"json {f['count']}/{f['bytes']}")
+        # RefOff: the counter's offset, "*" when mixed, "?" unknown; it must
+        # not depend on the output options
+        got = (-1, False) if refoff == "?" else (int(refoff.rstrip("*"), 16), refoff.endswith("*"))
+        want = (f["ref_offset"], f["ref_offset"] >= 0 and f["ref_offset_mixed"])
+        if got != want:
+            errs.append(f"{cls} {site} {cache}: text RefOff {refoff}, json {want}")
+    for key in findings:
+        if key not in seen and key[2] != "":
+            errs.append(f"{key}: a JSON finding the text does not list")
     for e in errs:
         print(e)
-    nref = sum(1 for f in findings.values() if "ref_offset" in f)
-    print(f"{rows} text rows checked ({nref} findings with their RefOff), {len(errs)} differences")
+    print(f"{rows} text rows checked against {len(findings)} JSON findings, {len(errs)} differences")
     return 1 if errs else 0
 
 

@@ -104,7 +104,7 @@ drive=$tmpdir/drive.sh
 
 # json_flatten FILE: one "path<TAB>value" line per scalar of a JSON document.
 # Path elements are object keys and array indexes joined with '.', e.g.
-#   classes.outstanding.0.objects.2.addr	0xffff888003a1b040
+#   findings.3.objects.2.addr	0xffff888003a1b040
 # String values lose their quotes (escapes are left as they are).
 # sed puts one token per line (a string token is matched whole, so brackets,
 # commas and colons inside strings are safe), awk tracks the nesting.
@@ -141,30 +141,30 @@ jget() {
 json_objects() {
 	awk -F '\t' '
 	function norm(a) { a = tolower(a); sub(/^0x/, "", a); sub(/^0+/, "", a); return a }
-	$1 ~ /^classes\./ {
+	$1 ~ /^findings\./ {
 		n = split($1, P, ".")
-		g = P[2] SUBSEP P[3]
-		grp[g] = 1
-		if (n == 4 && P[4] == "site") site[g] = $2
-		if (n == 6 && P[4] == "objects") {
-			o = g SUBSEP P[5]
+		g = P[2]
+		if (n == 3 && P[3] == "class") cls[g] = $2
+		if (n == 3 && P[3] == "site") site[g] = $2
+		if (n == 5 && P[3] == "objects") {
+			o = g SUBSEP P[4]
 			obj[o] = 1
-			if (P[6] == "addr") addr[o] = norm($2)
-			else if (P[6] == "inferred") inf[o] = $2
-			else if (P[6] == "uncertain") unc[o] = $2
-			else if (P[6] == "age_ms") age[o] = $2
+			if (P[5] == "addr") addr[o] = norm($2)
+			else if (P[5] == "inferred") inf[o] = $2
+			else if (P[5] == "uncertain") unc[o] = $2
+			else if (P[5] == "age_ms") age[o] = $2
 		}
 	}
 	END {
 		for (o in obj) {
 			split(o, K, SUBSEP)
-			g = K[1] SUBSEP K[2]
+			g = K[1]
 			s = site[g]; sym = s
 			sub(/\+.*/, "", sym); sub(/\..*/, "", sym)
 			scen = "-"
 			if (sym ~ /^test_refleak_/) scen = substr(sym, 14)
 			if (s == "") s = "?"
-			print K[1], scen, addr[o], (inf[o] == "" ? "?" : inf[o]), \
+			print cls[g], scen, addr[o], (inf[o] == "" ? "?" : inf[o]), \
 			      (unc[o] == "" ? "?" : unc[o]), (age[o] == "" ? "?" : age[o]), s
 		}
 	}' "$1" | sort
@@ -174,26 +174,25 @@ json_objects() {
 #   class scenario count n_objects ref_offset alloc_has_scen n_put n_free cache
 json_groups() {
 	awk -F '\t' '
-	$1 ~ /^classes\./ {
+	$1 ~ /^findings\./ {
 		n = split($1, P, ".")
-		g = P[2] SUBSEP P[3]
+		g = P[2]
 		grp[g] = 1
-		if (n == 4) f[g, P[4]] = $2
-		if (n == 6 && P[4] == "objects" && P[6] == "addr") nobj[g]++
-		if (n == 8 && P[4] == "stacks" && P[7] == "frames") {
-			fr[g, P[5]] = fr[g, P[5]] " " $2
-			nfr[g, P[5]]++
+		if (n == 3) f[g, P[3]] = $2
+		if (n == 5 && P[3] == "objects" && P[5] == "addr") nobj[g]++
+		if (n == 7 && P[3] == "stacks" && P[6] == "frames") {
+			fr[g, P[4]] = fr[g, P[4]] " " $2
+			nfr[g, P[4]]++
 		}
 	}
 	END {
 		for (g in grp) {
-			split(g, K, SUBSEP)
 			sym = f[g, "site"]
 			sub(/\+.*/, "", sym); sub(/\..*/, "", sym)
 			if (sym !~ /^test_refleak_/) continue
 			scen = substr(sym, 14)
 			has = (fr[g, "alloc"] ~ ("[ ]test_refleak_" scen "([+.]|$| )")) ? 1 : 0
-			print K[1], scen, f[g, "count"] + 0, nobj[g] + 0, \
+			print f[g, "class"], scen, f[g, "count"] + 0, nobj[g] + 0, \
 			      (f[g, "ref_offset"] == "" ? "?" : f[g, "ref_offset"]), \
 			      has, nfr[g, "put"] + 0, nfr[g, "free"] + 0, \
 			      (f[g, "cache"] == "" ? "?" : f[g, "cache"])
@@ -355,10 +354,11 @@ ok_status() {
 	[ "$1" = 0 ]
 }
 
-# report_json NAME ARGS...: run_report with --json, then the flattened
-# document in NAME.flat and its objects (json_objects) in NAME.objs.
+# report_json NAME ARGS...: run_report with --all --json (every finding,
+# possible ones too), then the flattened document in NAME.flat and its
+# objects (json_objects) in NAME.objs.
 report_json() {
-	run_report "$@" --json
+	run_report "$@" --all --json
 	json_flatten "$tmpdir/$1.out" > "$tmpdir/$1.flat"
 	json_objects "$tmpdir/$1.flat" > "$tmpdir/$1.objs"
 }
@@ -522,8 +522,8 @@ function hex(h,   i, v) {
 echo "Checking perf refleak report --json --min-age 0"
 report_json json -i "$data" --min-age 0
 lost=$(jget "$tmpdir/json.flat" summary.lost_events)
-if [ -z "$lost" ] || [ "$(jget "$tmpdir/json.flat" version)" != 1 ]; then
-	fail "report --json: no JSON document with version 1 and summary.lost_events (exit $rc)"
+if [ -z "$lost" ] || [ "$(jget "$tmpdir/json.flat" version)" != 2 ]; then
+	fail "report --json: no JSON document with version 2 and summary.lost_events (exit $rc)"
 	show "$tmpdir/json.err"
 	show "$tmpdir/json.out" 20
 	exit 1
@@ -741,7 +741,7 @@ fi
 echo "Checking pipe mode"
 : > "$tmpdir/pobjs"
 perf refleak record -o - -- sh "$drive" "$drv" "$tmpdir/pobjs" 1 balanced 3 cache leak_ref 2 cache \
-	2> "$tmpdir/prec.err" | perf refleak report -i - --json --min-age 0 \
+	2> "$tmpdir/prec.err" | perf refleak report -i - --all --json --min-age 0 \
 	> "$tmpdir/pipe.out" 2> "$tmpdir/pipe.err"
 rc=$?
 json_flatten "$tmpdir/pipe.out" > "$tmpdir/pipe.flat"
