@@ -65,6 +65,8 @@ fi
 if [ $perf_rc -eq 0 ] && [ -f "$TOP/tests/host/golden.sh" ]; then
 	bash "$TOP/tests/host/golden.sh" "$BUILD/perf" > "$logs/golden.log" 2>&1
 	judge host:golden $? "$logs/golden.log"
+	bash "$TOP/tests/host/report-summary.sh" "$BUILD/perf" > "$logs/report-summary.log" 2>&1
+	judge host:report-summary $? "$logs/report-summary.log"
 fi
 "$TOP/scripts/build-kernel.sh" > "$logs/build-kernel.log" 2>&1
 kernel_rc=$?

@@ -30,16 +30,7 @@ report --fail-on-leak > /dev/null 2>&1 || rc=$?
 echo "realistic guest: kernel $(cat "$out/uname"), $(grep -c . "$out/kallsyms") kallsyms symbols"
 grep -o 'balanced: [0-9]* iterations in [0-9.]* s' "$out/balanced.log" || true
 grep -o 'Captured and wrote [0-9.]* MB[^]]*' "$out/balanced.log" || true
-jq -r '.summary as $s | "recording: \($s.recording_s) s",
-	($s.events | to_entries[] | "  \(.key): \(.value) events, \(
-		if $s.recording_s > 0 then (.value / $s.recording_s) | floor else 0 end)/s")' \
-	"$out/report.json"
-jq -r '.summary as $s |
-	"findings: definite \($s.tiers.definite), likely \($s.tiers.likely), possible \($s.tiers.possible)",
-	"lost events: \($s.lost_events), unmatched final puts: \($s.unmatched_final_puts), samples with their CPU'"'"'s previous timestamp: \($s.same_time_samples)",
-	"largest live groups (outstanding):",
-	([.findings[] | select(.class == "outstanding")] | sort_by(-.count) | .[:5][] | "  \(.count) \(.cache) \(.site)")' \
-	"$out/report.json"
+"$TOP/scripts/report-summary.sh" "$out/report.json"
 python3 "$("$TOP/scripts/assemble-tree.sh")/tools/testing/kunit/kunit.py" parse "$out"/kunit/ref_trace.ktap 2>/dev/null |
 	grep -E 'Testing complete|PASSED|FAILED' | tail -n 2 || true
 echo "report --fail-on-leak: exit $rc"
