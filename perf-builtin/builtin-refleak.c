@@ -137,7 +137,6 @@ struct refleak_report {
 	int			nr_cpu_last;
 	u64			last_time;
 	u64			ips[PERF_MAX_STACK_DEPTH];
-	struct hashmap		*funcs;		/* rl_func_of(): ip -> function */
 	/* samples stamped with the time of their CPU's previous sample */
 	u64			nr_same_time;
 	u64			samples_at_last_round;
@@ -300,97 +299,22 @@ static u32 rl_stack(struct refleak_report *rep, struct perf_sample *sample)
 }
 
 /*
- * The first frame of a stack outside the counting helpers.  An event's
- * caller is in an out-of-line copy of the helper when the compiler made one
- * (-Os does, per file); an anomaly on a counter in no known allocation is
- * reported under its caller, which must then be the helper's user.
+ * The engine's symbol lookup (util/refleak-stacks.h): the kernel function
+ * an address is in, its name and start.
  */
-static u64 rl_user_frame(struct refleak_report *rep, u32 stack, u64 caller)
+static bool rl_symbol(void *ctx, u64 ip, const char **name, u64 *start)
 {
-	static const char * const helpers[] = {
-		"__ref_trace_", "ref_trace_", "refcount_", "__refcount_", "kref_", "percpu_ref_",
-		"__do_trace_",
-	};
-	struct machine *machine = &rep->session->machines.host;
-	const u64 *ips;
-	u32 nr, i;
-	size_t h;
-
-	ips = refleak__stack(rep->rl, stack, &nr);
-	for (i = 0; i < nr; i++) {
-		struct symbol *sym = machine__find_kernel_symbol(machine, ips[i], NULL);
-
-		if (!sym)
-			continue;
-		for (h = 0; h < ARRAY_SIZE(helpers); h++)
-			if (strstarts(sym->name, helpers[h]))
-				break;
-		if (h == ARRAY_SIZE(helpers))
-			return ips[i];
-	}
-	return caller;
-}
-
-static bool rl_noise_frame(const char *name);
-
-/*
- * For pairing gets with puts (util/refleak-refs.c): a frame's function, as
- * its symbol, 0 for the tracing machinery and the counting helpers.
- */
-static size_t rl_ip_hash(long key, void *ctx __maybe_unused)
-{
-	return (size_t)((u64)key * 0x9e3779b97f4a7c15ULL >> 16);
-}
-
-static bool rl_ip_equal(long a, long b, void *ctx __maybe_unused)
-{
-	return a == b;
-}
-
-/* where an interrupt entered: the softirq dispatcher, x86 interrupt vectors */
-static bool rl_irq_entry_name(const char *name)
-{
-	return !strcmp(name, "handle_softirqs") || !strcmp(name, "__do_softirq") ||
-	       strstarts(name, "asm_sysvec_") || !strcmp(name, "asm_common_interrupt");
-}
-
-/*
- * A frame as the pairing sees it: its symbol, 0 for the machinery; bit 0
- * set for an interrupt entry (symbols are aligned, bit 0 is free).
- */
-static long rl_frame_of(struct refleak_report *rep, u64 ip)
-{
+	struct refleak_report *rep = ctx;
+	struct map *map = NULL;
 	struct symbol *sym;
-	long frame;
 
-	/* the pairing asks for the same frames again and again: look each up once */
-	if (!rep->funcs) {
-		rep->funcs = hashmap__new(rl_ip_hash, rl_ip_equal, NULL);
-		if (IS_ERR(rep->funcs))
-			rep->funcs = NULL;
+	sym = machine__find_kernel_symbol(&rep->session->machines.host, ip, &map);
+	if (sym && map) {
+		*name = sym->name;
+		*start = map__unmap_ip(map, sym->start);
 	}
-	if (rep->funcs && hashmap__find(rep->funcs, ip, &frame))
-		return frame;
-	sym = machine__find_kernel_symbol(&rep->session->machines.host, ip, NULL);
-	if (!sym)
-		frame = (long)(ip & ~1ULL);
-	else if (rl_noise_frame(sym->name))
-		frame = 0;
-	else
-		frame = (long)(uintptr_t)sym | rl_irq_entry_name(sym->name);
-	if (rep->funcs)
-		hashmap__add(rep->funcs, ip, frame);
-	return frame;
-}
-
-static u64 rl_func_of(void *ctx, u64 ip)
-{
-	return rl_frame_of(ctx, ip) & ~1L;
-}
-
-static bool rl_irq_entry(void *ctx, u64 ip)
-{
-	return rl_frame_of(ctx, ip) & 1;
+	map__put(map);	/* the lookup took a reference on it */
+	return sym && map;
 }
 
 static void rl_note_time(struct refleak_report *rep, struct perf_sample *sample)
@@ -539,7 +463,7 @@ static int rl_on_anomaly(struct refleak_report *rep, struct evsel *evsel,
 		.stack	= rl_stack(rep, sample),
 	};
 
-	ev.caller = rl_user_frame(rep, ev.stack, ev.caller);
+	ev.caller = refleak_stacks__user_frame(refleak__stacks(rep->rl), ev.stack, ev.caller);
 	return refleak__anomaly(rep->rl, &ev);
 }
 
@@ -913,6 +837,11 @@ static const char *rl_findings_site_name(void *ctx, const struct refleak_site *s
 	return rl_site_name(ctx, site, buf, size);
 }
 
+static const struct refleak_finding *rl_findings_end(const struct refleak_report *rep)
+{
+	return rep->findings->entries + rep->findings->nr;
+}
+
 /* a finding is listed: definite and likely ones, possible ones with --all */
 static bool rl_listed(struct refleak_report *rep, enum refleak_class class)
 {
@@ -921,32 +850,6 @@ static bool rl_listed(struct refleak_report *rep, enum refleak_class class)
 
 /* ------------------------------------------------------------------ */
 /* text output                                                         */
-
-/*
- * Frames a reader of a verdict does not need: the tracing machinery that
- * took the callchain, and the allocator and counting helpers the event fired
- * in (their out-of-line copies at -Os).  The frame that matters, the one
- * that allocated, put or freed, comes first after them.
- */
-static bool rl_noise_frame(const char *name)
-{
-	static const char * const noise[] = {
-		"trace_", "perf_trace_", "perf_tp_event", "perf_swevent_", "__perf_",
-		"perf_trace_run_bpf_submit", "trace_event_raw_event_", "__traceiter_",
-		"__do_trace_",
-		"__ref_trace_", "ref_trace_", "refcount_", "__refcount_", "percpu_ref_put",
-		"kref_",
-		"kmem_cache_alloc", "kmem_cache_zalloc", "__kmalloc", "kmalloc", "_kmalloc",
-		"_kzalloc", "kzalloc", "__kmem_cache", "kmem_cache_free", "kfree", "kvfree",
-		"kvmalloc", "__kvmalloc", "slab_", "___slab_", "__slab_",
-	};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(noise); i++)
-		if (strstarts(name, noise[i]))
-			return true;
-	return false;
-}
 
 /* symbol of a kernel address, without offset when !offset */
 static const char *rl_frame_name(struct refleak_report *rep, u64 addr, bool offset,
@@ -967,16 +870,10 @@ static const char *rl_frame_name(struct refleak_report *rep, u64 addr, bool offs
 	return buf;
 }
 
-/* index of the first frame of a leaf-first stack after the noise frames */
+/* the first frame a reader needs: after the tracing, allocator and counting frames */
 static u32 rl_first_frame(struct refleak_report *rep, const u64 *ips, u32 nr)
 {
-	char buf[256];
-	u32 i;
-
-	for (i = 0; i < nr; i++)
-		if (!rl_noise_frame(rl_frame_name(rep, ips[i], false, buf, sizeof(buf))))
-			return i;
-	return 0;	/* all noise: show everything */
+	return refleak_stacks__first_frame(refleak__stacks(rep->rl), ips, nr);
 }
 
 /*
@@ -1530,7 +1427,7 @@ static void rl_print_findings(struct refleak_report *rep, FILE *fp)
 {
 	const struct refleak_stats *st = refleak__stats(rep->rl);
 	const struct refleak_finding *f = rep->findings->entries;
-	const struct refleak_finding *end = f + rep->findings->nr;
+	const struct refleak_finding *end = rl_findings_end(rep);
 	int c;
 
 	for (c = 0; c < REFLEAK_BALANCED; c++) {
@@ -1857,12 +1754,13 @@ static void json_finding(struct refleak_report *rep, FILE *fp, const struct refl
 	json_str(fp, f->site);
 	fprintf(fp, ", \"call_site\": \"%#" PRIx64 "\", \"cache\": ", g->site->call_site);
 	json_str(fp, g->site->no_alloc ? "" : g->site->cache ?: "?");
-	fprintf(fp, ", \"count\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"max_age_ms\": %.3f"
-		", \"ref_offset\": %" PRId64 ", \"ref_offset_mixed\": %s"
-		", \"inferred\": %" PRIu64 ", \"uncertain\": %" PRIu64,
-		g->count, g->bytes, (double)g->max_age_ns / NSEC_PER_MSEC,
+	fprintf(fp, ", \"count\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"max_age_ms\": %.3f",
+		g->count, g->bytes, (double)g->max_age_ns / NSEC_PER_MSEC);
+	fprintf(fp, ", \"ref_offset\": %" PRId64 ", \"ref_offset_mixed\": %s",
 		g->site->offset_known ? (s64)g->site->ref_offset : (s64)-1,
-		g->site->offset_mixed ? "true" : "false", g->nr_inferred, g->nr_uncertain);
+		g->site->offset_mixed ? "true" : "false");
+	fprintf(fp, ", \"inferred\": %" PRIu64 ", \"uncertain\": %" PRIu64,
+		g->nr_inferred, g->nr_uncertain);
 	if (f->class == REFLEAK_LIKELY_LEAK)
 		json_evidence(fp, g);
 	if (f->held_by) {
@@ -1907,7 +1805,7 @@ static void rl_print_json(struct refleak_report *rep, FILE *fp)
 		fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", refleak_tier__name(c),
 			st->tier_count[c]);
 	fprintf(fp, "}},\n \"findings\": [");
-	refleak_findings__for_each(f, rep->findings) {
+	for (f = rep->findings->entries; f < rl_findings_end(rep); f++) {
 		if (!rl_listed(rep, f->class))
 			continue;
 		fprintf(fp, "%s\n  ", first ? "" : ",");
@@ -2135,7 +2033,7 @@ static void rl_print_csv(struct refleak_report *rep, FILE *fp)
 
 	fprintf(fp, "# class%stier%scount%sbytes%sage_ms%sref_offset%scache%ssite\n",
 		x, x, x, x, x, x, x);
-	refleak_findings__for_each(f, rep->findings) {
+	for (f = rep->findings->entries; f < rl_findings_end(rep); f++) {
 		struct refleak_group *g = f->group;
 		char off[24] = "?";
 
@@ -2177,7 +2075,7 @@ static void rl_print_possible(struct refleak_report *rep, FILE *fp)
 	sel = calloc(rep->findings->nr + 1, sizeof(*sel));
 	if (!sel)
 		return;
-	refleak_findings__for_each(f, rep->findings)
+	for (f = rep->findings->entries; f < rl_findings_end(rep); f++)
 		if ((f->class == REFLEAK_OUTSTANDING || f->class == REFLEAK_PUT_NOT_FREED_YET) &&
 		    refleak_finding__top_alloc(f) >= max(rep->min_repeat, 2U))
 			sel[nr_sel++] = f;
@@ -2186,10 +2084,12 @@ static void rl_print_possible(struct refleak_report *rep, FILE *fp)
 		fprintf(fp,
 			"\npossible: %zu group%s of live objects left by one allocation stack, not proven leaked\n",
 			nr_sel, nr_sel > 1 ? "s" : "");
-		for (i = 0; i < nr_sel && i < RL_POSSIBLE_NAMED; i++)
+		for (i = 0; i < nr_sel && i < RL_POSSIBLE_NAMED; i++) {
+			f = sel[i];
 			fprintf(fp, "  %6" PRIu64 " %-17s %-22s %s\n",
-				refleak_finding__top_alloc(sel[i]), refleak_class__name(sel[i]->class),
-				sel[i]->group->site->cache ?: "?", sel[i]->site);
+				refleak_finding__top_alloc(f), refleak_class__name(f->class),
+				f->group->site->cache ?: "?", f->site);
+		}
 		if (nr_sel > RL_POSSIBLE_NAMED)
 			fprintf(fp, "  ... %zu more\n", nr_sel - RL_POSSIBLE_NAMED);
 		fprintf(fp, "  (--all -g lists them with their stacks)\n");
@@ -2206,7 +2106,7 @@ static void rl_report_print(struct refleak_report *rep, u64 min_age_ns, u64 nr_s
 	} else if (rep->field_sep) {
 		rl_print_csv(rep, stdout);
 	} else if (rep->folded) {
-		refleak_findings__for_each(f, rep->findings)
+		for (f = rep->findings->entries; f < rl_findings_end(rep); f++)
 			if (rl_listed(rep, f->class))
 				rl_print_folded(rep, stdout, f);
 	} else {
@@ -2349,9 +2249,8 @@ static int rl_report(int argc, const char **argv)
 		cfg.min_age_ns = (u64)(ms * NSEC_PER_MSEC);
 	}
 	cfg.keep_objects = rep.objects || rep.json || rep.timeline;
-	cfg.func_of = rl_func_of;
-	cfg.irq_entry = rl_irq_entry;
-	cfg.func_ctx = &rep;
+	cfg.symbol = rl_symbol;
+	cfg.symbol_ctx = &rep;
 	cfg.min_repeat = rep.min_repeat ?: 1;
 
 	ret = RL_EXIT_FATAL;
@@ -2412,7 +2311,6 @@ out:
 	}
 	refleak_findings__delete(rep.findings);
 	refleak__delete(rep.rl);
-	hashmap__free(rep.funcs);
 	rl_sort_list__delete();
 	intlist__delete(rep.pid_list);
 	intlist__delete(rep.tid_list);

@@ -18,6 +18,7 @@
 #include "util/debug.h"
 #include "util/ordered-events.h"
 #include "util/refleak.h"
+#include "util/refleak-refs.h"
 
 #define MS	(1000ULL * 1000)
 #define SEC	(1000ULL * MS)
@@ -1317,17 +1318,20 @@ static int test__refleak_lost_absence(struct test_suite *test __maybe_unused,
 #define FN(n)		(0xffffffff82000000ULL + (n) * 0x1000ULL)
 #define MACH		0xffffffff8f000000ULL
 
-static u64 test_func_of(void *ctx __maybe_unused, u64 ip)
-{
-	return ip >= MACH ? 0 : ip & ~0xfffULL;
-}
-
 /* the softirq dispatcher: below it, whatever the interrupt stopped */
 #define IRQ_ENTRY	FN(60)
 
-static bool test_irq_entry(void *ctx __maybe_unused, u64 ip)
+/*
+ * Function FN(n) is "fn", at its 4 KiB boundary; above MACH is the tracing
+ * machinery, IRQ_ENTRY the softirq dispatcher, by the names the engine's
+ * frame rules know them by.
+ */
+static bool test_symbol(void *ctx __maybe_unused, u64 ip, const char **name, u64 *start)
 {
-	return (ip & ~0xfffULL) == IRQ_ENTRY;
+	*start = ip >= MACH ? MACH : ip & ~0xfffULL;
+	*name = ip >= MACH ? "perf_trace_run_bpf_submit" :
+		*start == IRQ_ENTRY ? "handle_softirqs" : "fn";
+	return true;
 }
 
 static struct refleak *new_refs_engine(void)
@@ -1335,8 +1339,7 @@ static struct refleak *new_refs_engine(void)
 	struct refleak_config cfg;
 
 	refleak_config__init(&cfg);
-	cfg.func_of = test_func_of;
-	cfg.irq_entry = test_irq_entry;
+	cfg.symbol = test_symbol;
 	return refleak__new(&cfg);
 }
 
@@ -1370,7 +1373,7 @@ static int ev_ref(struct refleak *rl, u64 t, u64 obj, s32 old, s32 delta, u32 st
 static struct refleak_unput *only_unput(struct refleak_group *g)
 {
 	size_t nr;
-	struct refleak_unput **arr = g ? refleak_group__unput(g, &nr) : NULL;
+	struct refleak_unput **arr = g ? refleak_refs__unput(g, &nr) : NULL;
 	struct refleak_unput *u = arr && nr == 1 ? arr[0] : NULL;
 
 	free(arr);

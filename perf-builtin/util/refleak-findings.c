@@ -7,6 +7,7 @@
 #include <string.h>
 #include <linux/zalloc.h>
 #include "refleak-findings.h"
+#include "refleak-refs.h"
 
 /* qsort() has no context: the order of the call being sorted */
 static int (*findings_cmp)(const struct refleak_finding *a, const struct refleak_finding *b);
@@ -79,7 +80,7 @@ static int finding__init(struct refleak_finding *f, struct refleak_group *g,
 		return -1;
 	for (k = 0; k < REFLEAK_NR_STACK_KINDS; k++)
 		f->stacks[k] = refleak_group__stacks(g, k, &f->nr_stacks[k]);
-	f->unput = refleak_group__unput(g, &f->nr_unput);
+	f->unput = refleak_refs__unput(g, &f->nr_unput);
 	return 0;
 }
 

@@ -20,7 +20,7 @@ struct refleak_finding {
 	/* distinct stacks of each kind, most frequent first */
 	struct refleak_stack_count	*stacks[REFLEAK_NR_STACK_KINDS];
 	size_t				nr_stacks[REFLEAK_NR_STACK_KINDS];
-	/* references never put, most objects first (refleak_group__unput()) */
+	/* references never put, most objects first (refleak_refs__unput()) */
 	struct refleak_unput		**unput;
 	size_t				nr_unput;
 	/* the finding whose objects hold this one's references, or NULL */
@@ -51,8 +51,5 @@ void refleak_findings__delete(struct refleak_findings *f);
 
 /* objects of the finding's most frequent allocation stack (0: no callchains) */
 u64 refleak_finding__top_alloc(const struct refleak_finding *f);
-
-#define refleak_findings__for_each(f, fs) \
-	for ((f) = (fs)->entries; (f) < (fs)->entries + (fs)->nr; (f)++)
 
 #endif /* __PERF_REFLEAK_FINDINGS_H */

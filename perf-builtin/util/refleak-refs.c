@@ -67,6 +67,7 @@
 #include "hashmap.h"
 #include "refleak.h"
 #include "refleak-refs.h"
+#include "refleak-stacks.h"
 
 /* callers of the function that took/dropped a reference that may scope it */
 #define RL_SCOPE_DEPTH		2
@@ -86,7 +87,7 @@ struct rl_ledger_entry {
 	s32	delta;
 };
 
-struct rl_ledger {
+struct refleak_ledger {
 	u32			nr;
 	u32			alloc;
 	u32			offset;		/* of the counter followed */
@@ -94,7 +95,7 @@ struct rl_ledger {
 	bool			truncated;	/* more than RL_LEDGER_MAX events */
 	bool			inconsistent;	/* a put was not seen */
 	struct rl_ledger_entry	*e;
-	struct rl_ledger	*next;		/* another counter of the object */
+	struct refleak_ledger	*next;		/* another counter of the object */
 };
 
 /* references taken at one stack, in a pairing */
@@ -139,7 +140,28 @@ struct rl_shapes {
 	struct rl_shape	*shape[RL_SHAPES_MAX];
 };
 
-static int rl_ledger__push(struct rl_ledger *l, u32 stack, s32 delta)
+/* what the balanced objects of a site taught the pairing */
+struct refleak_refs_site {
+	/* (get, put) stack keys -> pairs seen (rule 1) */
+	struct hashmap		*pairs;
+	/* what the rules left open (rule 4) */
+	struct rl_shapes	*shapes;
+};
+
+/* a group's references never put: signature -> struct refleak_unput */
+struct refleak_refs_group {
+	struct hashmap		*unput;
+};
+
+/* a site's part, made at its first use */
+static struct refleak_refs_site *rl_site_refs(struct refleak_site *site)
+{
+	if (!site->refs)
+		site->refs = zalloc(sizeof(*site->refs));
+	return site->refs;
+}
+
+static int refleak_ledger__push(struct refleak_ledger *l, u32 stack, s32 delta)
 {
 	if (l->nr == RL_LEDGER_MAX) {
 		l->truncated = true;
@@ -160,9 +182,9 @@ static int rl_ledger__push(struct rl_ledger *l, u32 stack, s32 delta)
 	return 0;
 }
 
-static struct rl_ledger *rl_ledger__new(u32 offset)
+static struct refleak_ledger *refleak_ledger__new(u32 offset)
 {
-	struct rl_ledger *l = zalloc(sizeof(*l));
+	struct refleak_ledger *l = zalloc(sizeof(*l));
 
 	if (l)
 		l->offset = offset;
@@ -174,7 +196,7 @@ static struct rl_ledger *rl_ledger__new(u32 offset)
  * counter's first event: 0, 1 when the object has RL_LEDGERS_MAX counters
  * followed already, or -ENOMEM.
  */
-static int rl_ledger__of(struct rl_ledger **lp, u32 offset, struct rl_ledger **found)
+static int refleak_ledger__of(struct refleak_ledger **lp, u32 offset, struct refleak_ledger **found)
 {
 	int n = 0;
 
@@ -186,42 +208,42 @@ static int rl_ledger__of(struct rl_ledger **lp, u32 offset, struct rl_ledger **f
 	}
 	if (n == RL_LEDGERS_MAX)
 		return 1;
-	*lp = rl_ledger__new(offset);
+	*lp = refleak_ledger__new(offset);
 	*found = *lp;
 	return *lp ? 0 : -ENOMEM;
 }
 
-int rl_ledger__birth(struct rl_ledger **lp, u32 offset, u32 stack, s32 count)
+int refleak_ledger__birth(struct refleak_ledger **lp, u32 offset, u32 stack, s32 count)
 {
-	struct rl_ledger *l;
-	int err = count > 0 ? rl_ledger__of(lp, offset, &l) : 1;
+	struct refleak_ledger *l;
+	int err = count > 0 ? refleak_ledger__of(lp, offset, &l) : 1;
 
 	if (err)
 		return err < 0 ? err : 0;
 	l->count += count;
-	return rl_ledger__push(l, stack, count);
+	return refleak_ledger__push(l, stack, count);
 }
 
-int rl_ledger__ref(struct rl_ledger **lp, u32 offset, u32 stack, s32 old, s32 delta)
+int refleak_ledger__ref(struct refleak_ledger **lp, u32 offset, u32 stack, s32 old, s32 delta)
 {
-	struct rl_ledger *l;
-	int err = rl_ledger__of(lp, offset, &l);
+	struct refleak_ledger *l;
+	int err = refleak_ledger__of(lp, offset, &l);
 
 	if (err)
 		return err;
 	if (old > l->count) {
 		/* references the events never showed taken: stack 0 */
-		err = rl_ledger__push(l, 0, old - l->count);
+		err = refleak_ledger__push(l, 0, old - l->count);
 		if (err)
 			return err;
 	} else if (old < l->count) {
 		l->inconsistent = true;		/* a put was missed */
 	}
 	l->count = old + delta;
-	return rl_ledger__push(l, stack, delta);
+	return refleak_ledger__push(l, stack, delta);
 }
 
-int rl_ledger__final(struct rl_ledger *l, u32 offset, u32 stack)
+int refleak_ledger__final(struct refleak_ledger *l, u32 offset, u32 stack)
 {
 	s32 held;
 
@@ -231,13 +253,13 @@ int rl_ledger__final(struct rl_ledger *l, u32 offset, u32 stack)
 		return 0;
 	held = l->count > 0 ? l->count : 1;
 	l->count = 0;
-	return rl_ledger__push(l, stack, -held);
+	return refleak_ledger__push(l, stack, -held);
 }
 
-void rl_ledger__delete(struct rl_ledger *l)
+void refleak_ledger__delete(struct refleak_ledger *l)
 {
 	while (l) {
-		struct rl_ledger *next = l->next;
+		struct refleak_ledger *next = l->next;
 
 		free(l->e);
 		free(l);
@@ -245,12 +267,12 @@ void rl_ledger__delete(struct rl_ledger *l)
 	}
 }
 
-bool rl_ledger__held(const struct rl_ledger *l)
+bool refleak_ledger__held(const struct refleak_ledger *l)
 {
 	return l && l->count > 0;
 }
 
-const struct rl_ledger *rl_ledger__next(const struct rl_ledger *l)
+const struct refleak_ledger *refleak_ledger__next(const struct refleak_ledger *l)
 {
 	return l ? l->next : NULL;
 }
@@ -258,9 +280,9 @@ const struct rl_ledger *rl_ledger__next(const struct rl_ledger *l)
 /* ------------------------------------------------------------------ */
 /* pairing                                                             */
 
-static u64 rl_func(const struct refleak_config *cfg, u64 ip)
+static u64 rl_func(struct refleak_stacks *st, u64 ip)
 {
-	return cfg->func_of ? cfg->func_of(cfg->func_ctx, ip) : ip;
+	return refleak_stacks__func(st, ip);
 }
 
 /*
@@ -268,23 +290,23 @@ static u64 rl_func(const struct refleak_config *cfg, u64 ip)
  * interrupt entry, if it ran in an interrupt.  What the interrupt stopped
  * differs from one event to the next and says nothing about the reference.
  */
-static u32 rl_stack_end(const struct refleak_config *cfg, const u64 *ips, u32 nr)
+static u32 rl_stack_end(struct refleak_stacks *st, const u64 *ips, u32 nr)
 {
 	u32 i;
 
-	for (i = 0; cfg->irq_entry && i < nr; i++)
-		if (cfg->irq_entry(cfg->func_ctx, ips[i]))
+	for (i = 0; i < nr; i++)
+		if (refleak_stacks__irq_entry(st, ips[i]))
 			return i + 1;
 	return nr;
 }
 
 /* index of the first frame of a leaf-first stack outside the machinery */
-static u32 rl_user_start(const struct refleak_config *cfg, const u64 *ips, u32 nr)
+static u32 rl_user_start(struct refleak_stacks *st, const u64 *ips, u32 nr)
 {
 	u32 i;
 
 	for (i = 0; i < nr; i++)
-		if (rl_func(cfg, ips[i]))
+		if (rl_func(st, ips[i]))
 			return i;
 	return nr;
 }
@@ -295,28 +317,28 @@ static u32 rl_user_start(const struct refleak_config *cfg, const u64 *ips, u32 n
  * frames are in the same function F.  0 when F is further than
  * RL_SCOPE_DEPTH callers from either the get or the put, or unknown.
  */
-static u32 rl_scope(struct refleak *rl, const struct refleak_config *cfg, u32 g, u32 p)
+static u32 rl_scope(struct refleak_stacks *st, u32 g, u32 p)
 {
 	const u64 *gi, *pi;
 	u32 gn, pn, gs, ps, ng, np, i = 0, score, below_g, below_p;
 
 	if (!g || !p)
 		return 0;
-	gi = refleak__stack(rl, g, &gn);
-	pi = refleak__stack(rl, p, &pn);
+	gi = refleak_stacks__get(st, g, &gn);
+	pi = refleak_stacks__get(st, p, &pn);
 	if (!gi || !pi)
 		return 0;
-	gn = rl_stack_end(cfg, gi, gn);
-	pn = rl_stack_end(cfg, pi, pn);
-	gs = rl_user_start(cfg, gi, gn);
-	ps = rl_user_start(cfg, pi, pn);
+	gn = rl_stack_end(st, gi, gn);
+	pn = rl_stack_end(st, pi, pn);
+	gs = rl_user_start(st, gi, gn);
+	ps = rl_user_start(st, pi, pn);
 	ng = gn - gs;
 	np = pn - ps;
 	while (i < ng && i < np && gi[gn - 1 - i] == pi[pn - 1 - i])
 		i++;
 	score = i;
-	if (i < ng && i < np && rl_func(cfg, gi[gn - 1 - i]) &&
-	    rl_func(cfg, gi[gn - 1 - i]) == rl_func(cfg, pi[pn - 1 - i]))
+	if (i < ng && i < np && rl_func(st, gi[gn - 1 - i]) &&
+	    rl_func(st, gi[gn - 1 - i]) == rl_func(st, pi[pn - 1 - i]))
 		score++;
 	if (!score)
 		return 0;
@@ -329,23 +351,23 @@ static u32 rl_scope(struct refleak *rl, const struct refleak_config *cfg, u32 g,
 }
 
 /* a stack as rules 1 and 4 compare it, see the top of this file */
-static u64 rl_stack_key(struct refleak *rl, const struct refleak_config *cfg, u32 id)
+static u64 rl_stack_key(struct refleak_stacks *st, u32 id)
 {
 	u64 h = 0xcbf29ce484222325ULL;	/* FNV-1a over the frames */
 	const u64 *ips;
 	u32 nr, i, s;
 
-	ips = id ? refleak__stack(rl, id, &nr) : NULL;
+	ips = id ? refleak_stacks__get(st, id, &nr) : NULL;
 	if (!ips)
 		return id;
-	nr = rl_stack_end(cfg, ips, nr);
-	s = rl_user_start(cfg, ips, nr);
+	nr = rl_stack_end(st, ips, nr);
+	s = rl_user_start(st, ips, nr);
 	for (i = s; i < nr; i++)
-		h = (h ^ (i == s ? rl_func(cfg, ips[i]) : ips[i])) * 0x100000001b3ULL;
+		h = (h ^ (i == s ? rl_func(st, ips[i]) : ips[i])) * 0x100000001b3ULL;
 	return h ?: 1;
 }
 
-static struct rl_unit *rl_unit(struct refleak *rl, const struct refleak_config *cfg,
+static struct rl_unit *rl_unit(struct refleak_stacks *st,
 			       struct rl_pairing *pr, u32 stack, u32 order)
 {
 	u32 i;
@@ -358,7 +380,7 @@ static struct rl_unit *rl_unit(struct refleak *rl, const struct refleak_config *
 		return NULL;
 	}
 	pr->units[pr->nr] = (struct rl_unit){
-		.stack = stack, .order = order, .key = rl_stack_key(rl, cfg, stack),
+		.stack = stack, .order = order, .key = rl_stack_key(st, stack),
 	};
 	return &pr->units[pr->nr++];
 }
@@ -382,8 +404,8 @@ static long rl_learned(const struct refleak_site *site, u64 get, u64 put)
 {
 	long n = 0;
 
-	if (site && site->pairs)
-		hashmap__find(site->pairs, rl_pair_key(get, put), &n);
+	if (site && site->refs && site->refs->pairs)
+		hashmap__find(site->refs->pairs, rl_pair_key(get, put), &n);
 	return n;
 }
 
@@ -401,12 +423,12 @@ static bool rl_unit__might(const struct rl_unit *u)
  * get, which holds references; otherwise every candidate is marked and one
  * that holds references is paired, to keep the counts.
  */
-static struct rl_unit *rl_pair_put(struct refleak *rl, const struct refleak_config *cfg,
+static struct rl_unit *rl_pair_put(struct refleak_stacks *st,
 				   const struct refleak_site *site, struct rl_pairing *pr,
 				   u32 stack, bool *decided)
 {
 	struct rl_unit *best = NULL, *last = NULL, *held = NULL;
-	u64 key = rl_stack_key(rl, cfg, stack);
+	u64 key = rl_stack_key(st, stack);
 	long best_n = 0, n;
 	u32 i, nr_might = 0, nr_best = 0, best_s = 0, s;
 
@@ -441,7 +463,7 @@ static struct rl_unit *rl_pair_put(struct refleak *rl, const struct refleak_conf
 
 			if (!rl_unit__might(u))
 				continue;
-			s = rl_scope(rl, cfg, u->stack, stack);
+			s = rl_scope(st, u->stack, stack);
 			if (s > best_s) {
 				best_s = s;
 				best = u;
@@ -464,7 +486,7 @@ static struct rl_unit *rl_pair_put(struct refleak *rl, const struct refleak_conf
 
 		if (!rl_unit__might(u))
 			continue;
-		if (!best_s || rl_scope(rl, cfg, u->stack, stack) == best_s) {
+		if (!best_s || rl_scope(st, u->stack, stack) == best_s) {
 			u->candidate = true;
 			if (u->gets > u->paired)
 				best = u;
@@ -475,27 +497,29 @@ static struct rl_unit *rl_pair_put(struct refleak *rl, const struct refleak_conf
 
 static void rl_learn_pair(struct refleak_site *site, u64 get, u64 put)
 {
+	struct refleak_refs_site *refs = rl_site_refs(site);
 	long n = 0;
 
-	if (!site->pairs) {
-		site->pairs = hashmap__new(site_pair_hash, site_pair_equal, NULL);
-		if (IS_ERR(site->pairs)) {
-			site->pairs = NULL;
+	if (!refs)
+		return;
+	if (!refs->pairs) {
+		refs->pairs = hashmap__new(site_pair_hash, site_pair_equal, NULL);
+		if (IS_ERR(refs->pairs)) {
+			refs->pairs = NULL;
 			return;
 		}
 	}
-	hashmap__find(site->pairs, rl_pair_key(get, put), &n);
-	hashmap__set(site->pairs, rl_pair_key(get, put), n + 1, NULL, NULL);
+	hashmap__find(refs->pairs, rl_pair_key(get, put), &n);
+	hashmap__set(refs->pairs, rl_pair_key(get, put), n + 1, NULL, NULL);
 }
 
 /*
  * Run the ledger through the rules; @learn: record what was decided in
  * @site.  A NULL @site: rules 2 and 3 alone, as rule 4 compares.
  */
-static void rl_pair_ledger(struct refleak *rl, struct refleak_site *site,
-			   const struct rl_ledger *l, struct rl_pairing *pr, bool learn)
+static void rl_pair_ledger(struct refleak_stacks *st, struct refleak_site *site,
+			   const struct refleak_ledger *l, struct rl_pairing *pr, bool learn)
 {
-	const struct refleak_config *cfg = refleak__config(rl);
 	u32 i;
 
 	memset(pr, 0, sizeof(*pr));
@@ -504,7 +528,7 @@ static void rl_pair_ledger(struct refleak *rl, struct refleak_site *site,
 		s32 k;
 
 		if (e->delta > 0) {
-			struct rl_unit *u = rl_unit(rl, cfg, pr, e->stack, i);
+			struct rl_unit *u = rl_unit(st, pr, e->stack, i);
 
 			if (u)
 				u->gets += e->delta;
@@ -512,7 +536,7 @@ static void rl_pair_ledger(struct refleak *rl, struct refleak_site *site,
 		}
 		for (k = 0; k < -e->delta; k++) {
 			bool decided;
-			struct rl_unit *u = rl_pair_put(rl, cfg, site, pr, e->stack, &decided);
+			struct rl_unit *u = rl_pair_put(st, site, pr, e->stack, &decided);
 
 			if (!u) {
 				pr->excess++;
@@ -524,7 +548,7 @@ static void rl_pair_ledger(struct refleak *rl, struct refleak_site *site,
 				if (site)
 					continue;
 				if (pr->nr_open < RL_OPEN_MAX)
-					pr->open[pr->nr_open] = rl_stack_key(rl, cfg, e->stack);
+					pr->open[pr->nr_open] = rl_stack_key(st, e->stack);
 				else
 					pr->overflow = true;
 				pr->nr_open++;
@@ -532,7 +556,7 @@ static void rl_pair_ledger(struct refleak *rl, struct refleak_site *site,
 			}
 			u->sure++;
 			if (learn && u->stack && e->stack)
-				rl_learn_pair(site, u->key, rl_stack_key(rl, cfg, e->stack));
+				rl_learn_pair(site, u->key, rl_stack_key(st, e->stack));
 		}
 	}
 }
@@ -600,16 +624,19 @@ static bool rl_shape__is(const struct rl_shape *sh, const struct rl_open_ref *e,
 static void rl_learn_shape(struct refleak_site *site, const struct rl_pairing *pr)
 {
 	struct rl_open_ref e[RL_UNITS_MAX + RL_OPEN_MAX];
-	struct rl_shapes *shapes = site->shapes;
+	struct refleak_refs_site *refs = rl_site_refs(site);
+	struct rl_shapes *shapes = refs ? refs->shapes : NULL;
 	struct rl_shape *sh;
 	u32 nr = rl_open_refs(pr, e), i, puts = 0;
 	u64 hash = rl_open_refs_hash(e, nr);
 
+	if (!refs)
+		return;
 	if (!shapes) {
 		shapes = zalloc(sizeof(*shapes));
 		if (!shapes)
 			return;
-		site->shapes = shapes;
+		refs->shapes = shapes;
 	}
 	for (i = 0; i < shapes->nr; i++)
 		if (rl_shape__is(shapes->shape[i], e, nr, hash))
@@ -632,16 +659,17 @@ static void rl_learn_shape(struct refleak_site *site, const struct rl_pairing *p
 	shapes->shape[shapes->nr++] = sh;
 }
 
-void rl_refs__learn(struct refleak *rl, struct refleak_site *site, const struct rl_ledger *l)
+void refleak_refs__learn(struct refleak_stacks *st, struct refleak_site *site,
+			 const struct refleak_ledger *l)
 {
 	struct rl_pairing pr;
 
 	if (!l || l->truncated || l->inconsistent)
 		return;
-	rl_pair_ledger(rl, site, l, &pr, true);
+	rl_pair_ledger(st, site, l, &pr, true);
 	if (!pr.ambiguous)
 		return;
-	rl_pair_ledger(rl, NULL, l, &pr, false);
+	rl_pair_ledger(st, NULL, l, &pr, false);
 	if (pr.ambiguous && !pr.overflow)
 		rl_learn_shape(site, &pr);
 }
@@ -686,7 +714,7 @@ static int rl_balanced_shape(const struct refleak_site *site, const struct rl_pa
 			     struct rl_open_ref *left)
 {
 	struct rl_open_ref e[RL_UNITS_MAX + RL_OPEN_MAX], tmp[RL_UNITS_MAX + RL_OPEN_MAX];
-	const struct rl_shapes *shapes = site->shapes;
+	const struct rl_shapes *shapes = site->refs ? site->refs->shapes : NULL;
 	u32 nr, i, best_puts = 0, nr_best = 0;
 	int best_nr = -1, k;
 
@@ -780,9 +808,9 @@ static struct refleak_unput *rl_unput__by_rules(const struct rl_pairing *pr, s64
  * gets left once a balanced shape of @site is taken out of the open ones,
  * certain when no put is left open.
  */
-static struct refleak_unput *rl_unput__by_shape(struct refleak *rl,
+static struct refleak_unput *rl_unput__by_shape(struct refleak_stacks *st,
 						const struct refleak_site *site,
-						const struct rl_ledger *l, s64 refs)
+						const struct refleak_ledger *l, s64 refs)
 {
 	struct rl_open_ref left[RL_UNITS_MAX + RL_OPEN_MAX];
 	struct refleak_unput *u;
@@ -791,7 +819,7 @@ static struct refleak_unput *rl_unput__by_shape(struct refleak *rl,
 	int nr, i;
 	u32 k;
 
-	rl_pair_ledger(rl, NULL, l, &pr, false);
+	rl_pair_ledger(st, NULL, l, &pr, false);
 	nr = rl_balanced_shape(site, &pr, left);
 	if (nr <= 0)
 		return NULL;
@@ -830,8 +858,8 @@ static struct refleak_unput *rl_unput__by_shape(struct refleak *rl,
 	return u;
 }
 
-int rl_refs__name(struct refleak *rl, struct refleak_group *g, const struct rl_ledger *l,
-		  bool uncertain)
+int refleak_refs__name(struct refleak_stacks *st, struct refleak_group *g,
+		       const struct refleak_ledger *l, bool uncertain)
 {
 	struct refleak_unput *u, *have;
 	struct rl_pairing pr;
@@ -841,7 +869,7 @@ int rl_refs__name(struct refleak *rl, struct refleak_group *g, const struct rl_l
 
 	if (!l)
 		return 0;
-	rl_pair_ledger(rl, g->site, l, &pr, false);
+	rl_pair_ledger(st, g->site, l, &pr, false);
 	g->nr_named++;
 	for (i = 0; i < pr.nr; i++) {
 		struct rl_unit *un = &pr.units[i];
@@ -854,7 +882,7 @@ int rl_refs__name(struct refleak *rl, struct refleak_group *g, const struct rl_l
 	if (refs <= 0)
 		return 0;	/* every reference was put: the counter was not the leak */
 
-	u = pr.ambiguous ? rl_unput__by_shape(rl, g->site, l, refs) : NULL;
+	u = pr.ambiguous ? rl_unput__by_shape(st, g->site, l, refs) : NULL;
 	if (!u)
 		u = rl_unput__by_rules(&pr, refs, n);
 	if (!u)
@@ -863,26 +891,29 @@ int rl_refs__name(struct refleak *rl, struct refleak_group *g, const struct rl_l
 		u->certain = false;
 	qsort(u->stacks, u->nr_stacks, sizeof(u->stacks[0]), unput_stack_cmp);
 
-	if (!g->unput) {
-		g->unput = hashmap__new(rl_str_hash, rl_str_equal, NULL);
-		if (IS_ERR(g->unput)) {
-			g->unput = NULL;
-			free(u);
-			return -ENOMEM;
-		}
+	if (!g->refs)
+		g->refs = zalloc(sizeof(*g->refs));
+	if (g->refs && !g->refs->unput) {
+		g->refs->unput = hashmap__new(rl_str_hash, rl_str_equal, NULL);
+		if (IS_ERR(g->refs->unput))
+			g->refs->unput = NULL;
+	}
+	if (!g->refs || !g->refs->unput) {
+		free(u);
+		return -ENOMEM;
 	}
 	sig = rl_unput_signature(u);
 	if (!sig) {
 		free(u);
 		return -ENOMEM;
 	}
-	if (hashmap__find(g->unput, sig, &have)) {
+	if (hashmap__find(g->refs->unput, sig, &have)) {
 		have->nr_objects++;
 		free(sig);
 		free(u);
 		return 0;
 	}
-	if (hashmap__add(g->unput, sig, u)) {
+	if (hashmap__add(g->refs->unput, sig, u)) {
 		free(sig);
 		free(u);
 		return -ENOMEM;
@@ -903,49 +934,51 @@ static int unput_cmp(const void *a, const void *b)
 	       x->stacks[0].stack > y->stacks[0].stack;
 }
 
-struct refleak_unput **refleak_group__unput(struct refleak_group *g, size_t *nr)
+struct refleak_unput **refleak_refs__unput(const struct refleak_group *g, size_t *nr)
 {
 	struct refleak_unput **arr;
 	struct hashmap_entry *cur;
 	size_t bkt, n = 0;
 
 	*nr = 0;
-	if (!g->unput)
+	if (!g->refs || !g->refs->unput)
 		return NULL;
-	arr = calloc(hashmap__size(g->unput) + 1, sizeof(*arr));
+	arr = calloc(hashmap__size(g->refs->unput) + 1, sizeof(*arr));
 	if (!arr)
 		return NULL;
-	hashmap__for_each_entry(g->unput, cur, bkt)
+	hashmap__for_each_entry(g->refs->unput, cur, bkt)
 		arr[n++] = (struct refleak_unput *)cur->value;
 	qsort(arr, n, sizeof(*arr), unput_cmp);
 	*nr = n;
 	return arr;
 }
 
-void rl_refs__site_exit(struct refleak_site *site)
+void refleak_refs__site_exit(struct refleak_site *site)
 {
 	u32 i;
 
-	hashmap__free(site->pairs);
-	site->pairs = NULL;
-	if (!site->shapes)
+	if (!site->refs)
 		return;
-	for (i = 0; i < site->shapes->nr; i++)
-		free(site->shapes->shape[i]);
-	zfree(&site->shapes);
+	hashmap__free(site->refs->pairs);
+	for (i = 0; site->refs->shapes && i < site->refs->shapes->nr; i++)
+		free(site->refs->shapes->shape[i]);
+	free(site->refs->shapes);
+	zfree(&site->refs);
 }
 
-void rl_refs__group_exit(struct refleak_group *g)
+void refleak_refs__group_exit(struct refleak_group *g)
 {
 	struct hashmap_entry *cur;
 	size_t bkt;
 
-	if (!g->unput)
+	if (!g->refs)
 		return;
-	hashmap__for_each_entry(g->unput, cur, bkt) {
-		free((void *)cur->key);
-		free((void *)cur->value);
+	if (g->refs->unput) {
+		hashmap__for_each_entry(g->refs->unput, cur, bkt) {
+			free((void *)cur->key);
+			free((void *)cur->value);
+		}
+		hashmap__free(g->refs->unput);
 	}
-	hashmap__free(g->unput);
-	g->unput = NULL;
+	zfree(&g->refs);
 }

@@ -10,14 +10,16 @@
  */
 #include <linux/types.h>
 #include <stdbool.h>
+#include <stddef.h>
 
-struct refleak;
+struct refleak_stacks;
 struct refleak_site;
 struct refleak_group;
-struct rl_ledger;
+struct refleak_unput;
+struct refleak_ledger;
 
 /* the counter at @offset in the object was born holding @count references */
-int rl_ledger__birth(struct rl_ledger **lp, u32 offset, u32 stack, s32 count);
+int refleak_ledger__birth(struct refleak_ledger **lp, u32 offset, u32 stack, s32 count);
 /*
  * A get (delta > 0) or a put that left references (delta < 0) on the
  * counter at @offset, which held @old references before.  The first event
@@ -25,26 +27,33 @@ int rl_ledger__birth(struct rl_ledger **lp, u32 offset, u32 stack, s32 count);
  * of the object's other counters (a few: the events of more return 1 and
  * are ignored).
  */
-int rl_ledger__ref(struct rl_ledger **lp, u32 offset, u32 stack, s32 old, s32 delta);
+int refleak_ledger__ref(struct refleak_ledger **lp, u32 offset, u32 stack, s32 old, s32 delta);
 /* the counter at @offset reached zero: a put of everything it still held */
-int rl_ledger__final(struct rl_ledger *l, u32 offset, u32 stack);
-void rl_ledger__delete(struct rl_ledger *l);
+int refleak_ledger__final(struct refleak_ledger *l, u32 offset, u32 stack);
+void refleak_ledger__delete(struct refleak_ledger *l);
 /* the counter still holds references, by its events */
-bool rl_ledger__held(const struct rl_ledger *l);
+bool refleak_ledger__held(const struct refleak_ledger *l);
 /* the ledger of the object's next counter, or NULL */
-const struct rl_ledger *rl_ledger__next(const struct rl_ledger *l);
+const struct refleak_ledger *refleak_ledger__next(const struct refleak_ledger *l);
 
 /* a balanced object of @site: remember which get each of its puts paired with */
-void rl_refs__learn(struct refleak *rl, struct refleak_site *site, const struct rl_ledger *l);
+void refleak_refs__learn(struct refleak_stacks *st, struct refleak_site *site,
+			 const struct refleak_ledger *l);
 /*
  * An object of a finding: pair its gets and puts, and count what is left
  * (the references never put) in @g's list.  @uncertain: events may be
  * missing (lost events over its life), so the list cannot be sure.
  */
-int rl_refs__name(struct refleak *rl, struct refleak_group *g, const struct rl_ledger *l,
-		  bool uncertain);
+int refleak_refs__name(struct refleak_stacks *st, struct refleak_group *g,
+		       const struct refleak_ledger *l, bool uncertain);
 
-void rl_refs__site_exit(struct refleak_site *site);
-void rl_refs__group_exit(struct refleak_group *g);
+/*
+ * References never put by a group's objects, most objects first; caller
+ * frees the array (not its elements).  NULL: none named.
+ */
+struct refleak_unput **refleak_refs__unput(const struct refleak_group *g, size_t *nr);
+
+void refleak_refs__site_exit(struct refleak_site *site);
+void refleak_refs__group_exit(struct refleak_group *g);
 
 #endif /* __PERF_REFLEAK_REFS_H */

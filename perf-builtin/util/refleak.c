@@ -50,23 +50,17 @@
 #include "refleak.h"
 #include "refleak-refs.h"
 
-#define REFLEAK_MAX_STACK	256
 #define REFLEAK_MAX_OFFSETS	16
 /* counters followed per object (task_struct has three refcount_t) */
 #define REFLEAK_MAX_COUNTERS	4
 /* a free this long after the final put came through deferred work */
 #define REFLEAK_DEFERRED_FREE_NS	(50ULL * 1000 * 1000)
-/* slots of the direct-mapped cache in front of the stack hashmap */
-#define REFLEAK_STACK_CACHE	256
-
+/*
+ * An allocation stack's objects (by stack id - 1): those that reached zero
+ * and were freed (their longest life, their first and last birth), and at
+ * the end the live ones that outlived them (siblings_died).
+ */
 struct rl_stack {
-	u32	nr;
-	u32	hash;
-	/*
-	 * Allocation stacks: the objects allocated there that reached zero
-	 * and were freed (their longest life, their first and last birth),
-	 * and at the end the live ones that outlived them (siblings_died).
-	 */
 	u64	nr_died;
 	u64	max_life_ns;
 	u64	died_first_ns;
@@ -74,7 +68,6 @@ struct rl_stack {
 	u64	nr_survivors;
 	u64	surv_first_ns;
 	u64	surv_last_ns;
-	u64	ips[];
 };
 
 enum rl_ctr_state {
@@ -116,7 +109,7 @@ struct rl_obj {
 	u32			set_stack;
 	u32			set_offset;
 	s32			set_count;
-	struct rl_ledger	*ledger;	/* gets and puts, traced caches only */
+	struct refleak_ledger	*ledger;	/* gets and puts, traced caches only */
 	bool			freed;
 	bool			put_after_free;
 	bool			inferred;
@@ -154,7 +147,7 @@ struct rl_lost {
 
 /* an object of a finding whose references are named at the end */
 struct rl_pending {
-	struct rl_ledger	*ledger;
+	struct refleak_ledger	*ledger;
 	struct refleak_group	*group;
 	bool			uncertain;
 };
@@ -186,17 +179,13 @@ struct refleak {
 	struct rl_offsets	all_offsets;
 	/* interning */
 	struct hashmap		*strs;
-	struct hashmap		*stack_map;
-	struct rl_stack		**stacks;
-	u32			nr_stacks;
-	u32			alloc_stacks;
-	struct rl_stack		*tmp_stack;
+	struct refleak_stacks	*stacks;
+	struct rl_stack		*stack_life;	/* by stack id - 1 */
+	u32			nr_stack_life;
 	/*
-	 * Most events repeat a recent stack and a recent cache name and
-	 * site: small caches in front of the hashmaps, checked by comparing
-	 * the stack/string itself, so a hit costs no hashing of it.
+	 * Most events repeat a recent cache name and site: checked by
+	 * comparing the string itself, a hit costs no hashing of it.
 	 */
-	u32			stack_cache[REFLEAK_STACK_CACHE];
 	const char		*last_str;
 	struct refleak_site	*last_site;
 	/* process exits: pid -> time of the last exit */
@@ -333,19 +322,6 @@ void refleak_config__init(struct refleak_config *cfg)
 
 /* hashmap helpers */
 
-static u32 ips_hash(const u64 *ips, u32 nr)
-{
-	u64 h = 0xcbf29ce484222325ULL ^ nr;
-	u32 i;
-
-	for (i = 0; i < nr; i++) {
-		h ^= ips[i];
-		h *= 0x100000001b3ULL;
-		h ^= h >> 29;
-	}
-	return (u32)(h ^ (h >> 32));
-}
-
 static size_t u64_hash(long key, void *ctx __maybe_unused)
 {
 	return (size_t)((u64)key * 0x9E3779B97F4A7C15ULL >> 16);
@@ -364,19 +340,6 @@ static size_t strkey_hash(long key, void *ctx __maybe_unused)
 static bool strkey_equal(long a, long b, void *ctx __maybe_unused)
 {
 	return !strcmp((const char *)a, (const char *)b);
-}
-
-static size_t stack_hash(long key, void *ctx __maybe_unused)
-{
-	return ((const struct rl_stack *)key)->hash;
-}
-
-static bool stack_equal(long a, long b, void *ctx __maybe_unused)
-{
-	const struct rl_stack *x = (const void *)a, *y = (const void *)b;
-
-	return x->nr == y->nr && x->hash == y->hash &&
-	       !memcmp(x->ips, y->ips, x->nr * sizeof(u64));
 }
 
 struct refleak *refleak__new(const struct refleak_config *cfg)
@@ -398,18 +361,17 @@ struct refleak *refleak__new(const struct refleak_config *cfg)
 	rl->sites = hashmap__new(u64_hash, u64_equal, NULL);
 	rl->cache_offsets = hashmap__new(u64_hash, u64_equal, NULL);
 	rl->strs = hashmap__new(strkey_hash, strkey_equal, NULL);
-	rl->stack_map = hashmap__new(stack_hash, stack_equal, NULL);
+	rl->stacks = refleak_stacks__new(rl->cfg.symbol, rl->cfg.symbol_ctx);
 	rl->exits = hashmap__new(u64_hash, u64_equal, NULL);
 	rl->fork_parent = hashmap__new(u64_hash, u64_equal, NULL);
 	rl->fork_time = hashmap__new(u64_hash, u64_equal, NULL);
 	rl->handed_on = hashmap__new(u64_hash, u64_equal, NULL);
 	rl->rcu_pending = hashmap__new(u64_hash, u64_equal, NULL);
 	rl->traced_caches = hashmap__new(u64_hash, u64_equal, NULL);
-	rl->tmp_stack = malloc(sizeof(struct rl_stack) + REFLEAK_MAX_STACK * sizeof(u64));
 	if (IS_ERR(rl->orphans) || IS_ERR(rl->sites) || IS_ERR(rl->cache_offsets) ||
-	    IS_ERR(rl->strs) || IS_ERR(rl->stack_map) || IS_ERR(rl->exits) ||
+	    IS_ERR(rl->strs) || !rl->stacks || IS_ERR(rl->exits) ||
 	    IS_ERR(rl->fork_parent) || IS_ERR(rl->fork_time) || IS_ERR(rl->handed_on) ||
-	    IS_ERR(rl->rcu_pending) || IS_ERR(rl->traced_caches) || !rl->tmp_stack) {
+	    IS_ERR(rl->rcu_pending) || IS_ERR(rl->traced_caches)) {
 		if (IS_ERR(rl->orphans))
 			rl->orphans = NULL;
 		if (IS_ERR(rl->sites))
@@ -418,8 +380,6 @@ struct refleak *refleak__new(const struct refleak_config *cfg)
 			rl->cache_offsets = NULL;
 		if (IS_ERR(rl->strs))
 			rl->strs = NULL;
-		if (IS_ERR(rl->stack_map))
-			rl->stack_map = NULL;
 		if (IS_ERR(rl->exits))
 			rl->exits = NULL;
 		if (IS_ERR(rl->fork_parent))
@@ -445,7 +405,7 @@ const struct refleak_config *refleak__config(struct refleak *rl)
 
 static void rl_obj__free(struct rl_obj *o)
 {
-	rl_ledger__delete(o->ledger);
+	refleak_ledger__delete(o->ledger);
 	free(o);
 }
 
@@ -470,7 +430,7 @@ static void rl_group__delete(struct refleak_group *g)
 		return;
 	for (k = 0; k < REFLEAK_NR_STACK_KINDS; k++)
 		hashmap__free(g->stacks[k]);
-	rl_refs__group_exit(g);
+	refleak_refs__group_exit(g);
 	free(g->objects);
 	free(g);
 }
@@ -479,7 +439,6 @@ void refleak__delete(struct refleak *rl)
 {
 	struct hashmap_entry *cur;
 	size_t bkt, i;
-	u32 s;
 
 	if (!rl)
 		return;
@@ -496,7 +455,7 @@ void refleak__delete(struct refleak *rl)
 
 		for (c = 0; c < REFLEAK_NR_CLASSES; c++)
 			rl_group__delete(site->groups[c]);
-		rl_refs__site_exit(site);
+		refleak_refs__site_exit(site);
 		free(site);
 	}
 	free(rl->site_array);
@@ -511,7 +470,8 @@ void refleak__delete(struct refleak *rl)
 			free((void *)cur->key);
 		hashmap__free(rl->strs);
 	}
-	hashmap__free(rl->stack_map);
+	refleak_stacks__delete(rl->stacks);
+	free(rl->stack_life);
 	hashmap__free(rl->exits);
 	hashmap__free(rl->fork_parent);
 	hashmap__free(rl->fork_time);
@@ -519,12 +479,8 @@ void refleak__delete(struct refleak *rl)
 	hashmap__free(rl->rcu_pending);
 	hashmap__free(rl->traced_caches);
 	for (i = 0; i < rl->nr_pending; i++)
-		rl_ledger__delete(rl->pending[i].ledger);
+		refleak_ledger__delete(rl->pending[i].ledger);
 	free(rl->pending);
-	for (s = 0; s < rl->nr_stacks; s++)
-		free(rl->stacks[s]);
-	free(rl->stacks);
-	free(rl->tmp_stack);
 	free(rl->lost);
 	free(rl);
 }
@@ -549,74 +505,38 @@ const char *refleak__intern_str(struct refleak *rl, const char *s)
 	return rl->last_str = dup;
 }
 
-/* a stack's slot in stack_cache: a few frames, not the whole stack */
-static u32 rl_stack_slot(const u64 *ips, u32 nr)
-{
-	u64 h = ips[0] + ips[nr >> 1] * 3 + ips[nr - 1] * 7 + nr;
-
-	return (u32)((h * 0x9E3779B97F4A7C15ULL) >> 56) % REFLEAK_STACK_CACHE;
-}
-
 u32 refleak__intern_stack(struct refleak *rl, const u64 *ips, u32 nr)
 {
-	struct rl_stack *st = rl->tmp_stack, *copy;
-	u32 slot;
-	long id;
+	u32 id = refleak_stacks__intern(rl->stacks, ips, nr);
 
-	if (!nr || !ips)
-		return 0;
-	if (nr > REFLEAK_MAX_STACK)
-		nr = REFLEAK_MAX_STACK;
-	slot = rl_stack_slot(ips, nr);
-	id = rl->stack_cache[slot];
-	if (id) {
-		const struct rl_stack *c = rl->stacks[id - 1];
+	if (id > rl->nr_stack_life) {
+		u32 n = max(id, 2 * rl->nr_stack_life);
+		struct rl_stack *more = realloc(rl->stack_life, n * sizeof(*more));
 
-		if (c->nr == nr && !memcmp(c->ips, ips, nr * sizeof(u64)))
-			return id;
-	}
-	st->nr = nr;
-	memcpy(st->ips, ips, nr * sizeof(u64));
-	st->hash = ips_hash(st->ips, nr);
-	if (hashmap__find(rl->stack_map, st, &id)) {
-		rl->stack_cache[slot] = id;
-		return id;
-	}
-
-	if (rl->nr_stacks == rl->alloc_stacks) {
-		u32 n = rl->alloc_stacks ? rl->alloc_stacks * 2 : 256;
-		struct rl_stack **arr = realloc(rl->stacks, n * sizeof(*arr));
-
-		if (!arr)
+		if (!more)
 			return 0;
-		rl->stacks = arr;
-		rl->alloc_stacks = n;
+		memset(more + rl->nr_stack_life, 0, (n - rl->nr_stack_life) * sizeof(*more));
+		rl->stack_life = more;
+		rl->nr_stack_life = n;
 	}
-	copy = zalloc(sizeof(*copy) + nr * sizeof(u64));
-	if (!copy)
-		return 0;
-	copy->nr = nr;
-	copy->hash = st->hash;
-	memcpy(copy->ips, st->ips, nr * sizeof(u64));
-	id = rl->nr_stacks + 1;
-	if (hashmap__add(rl->stack_map, copy, id)) {
-		free(copy);
-		return 0;
-	}
-	rl->stacks[rl->nr_stacks++] = copy;
-	rl->stats.nr_stacks = rl->nr_stacks;
-	rl->stack_cache[slot] = id;
+	rl->stats.nr_stacks = refleak_stacks__nr(rl->stacks);
 	return id;
 }
 
 const u64 *refleak__stack(struct refleak *rl, u32 id, u32 *nr)
 {
-	if (!id || id > rl->nr_stacks) {
-		*nr = 0;
-		return NULL;
-	}
-	*nr = rl->stacks[id - 1]->nr;
-	return rl->stacks[id - 1]->ips;
+	return refleak_stacks__get(rl->stacks, id, nr);
+}
+
+struct refleak_stacks *refleak__stacks(struct refleak *rl)
+{
+	return rl->stacks;
+}
+
+/* an allocation stack's objects, NULL for no stack */
+static struct rl_stack *rl_stack_life(struct refleak *rl, u32 id)
+{
+	return id && id <= rl->nr_stack_life ? &rl->stack_life[id - 1] : NULL;
 }
 
 /* sites */
@@ -954,19 +874,21 @@ static void rl_refs_retire(struct refleak *rl, struct rl_obj *o, struct refleak_
 
 	if (!o->ledger && o->set_count > 0 && rl_cache_traced(rl, o->site->cache)) {
 		/* no get or put on this object: its birth and final put */
-		if (rl_ledger__birth(&o->ledger, o->set_offset, o->set_stack, o->set_count) < 0)
+		if (refleak_ledger__birth(&o->ledger, o->set_offset, o->set_stack,
+					  o->set_count) < 0)
 			return;
 		if (o->nr_puts && o->put_ref == o->start + o->set_offset)
-			rl_ledger__final(o->ledger, o->set_offset, o->stack[REFLEAK_STACK_PUT]);
+			refleak_ledger__final(o->ledger, o->set_offset,
+					      o->stack[REFLEAK_STACK_PUT]);
 	}
 	if (!o->ledger)
 		return;
 	if (g->class == REFLEAK_BALANCED) {
-		const struct rl_ledger *l;
+		const struct refleak_ledger *l;
 
 		/* every counter reached zero: each teaches its pairs */
-		for (l = o->ledger; l; l = rl_ledger__next(l))
-			rl_refs__learn(rl, o->site, l);
+		for (l = o->ledger; l; l = refleak_ledger__next(l))
+			refleak_refs__learn(rl->stacks, o->site, l);
 		return;
 	}
 	if (g->class != REFLEAK_LIKELY_LEAK && g->class != REFLEAK_OUTSTANDING &&
@@ -993,12 +915,12 @@ static void rl_refs_retire(struct refleak *rl, struct rl_obj *o, struct refleak_
  * followed that still holds some (a passive count left when the main count
  * reached zero), else the first.
  */
-static const struct rl_ledger *rl_ledger_kept(const struct rl_ledger *l)
+static const struct refleak_ledger *rl_ledger_kept(const struct refleak_ledger *l)
 {
-	const struct rl_ledger *k;
+	const struct refleak_ledger *k;
 
-	for (k = l; k; k = rl_ledger__next(k))
-		if (rl_ledger__held(k))
+	for (k = l; k; k = refleak_ledger__next(k))
+		if (refleak_ledger__held(k))
 			return k;
 	return l;
 }
@@ -1411,9 +1333,9 @@ static void rl_died(struct refleak *rl, const struct rl_obj *o, u64 time)
 
 	if (o->nr_ctrs >= 2)
 		o->site->nr_freed_all_zero++;
-	if (!id || id > rl->nr_stacks || !o->alloc_ns)
+	st = rl_stack_life(rl, id);
+	if (!st || !o->alloc_ns)
 		return;
-	st = rl->stacks[id - 1];
 	if (!st->nr_died++ || o->alloc_ns < st->died_first_ns)
 		st->died_first_ns = o->alloc_ns;
 	if (o->alloc_ns > st->died_last_ns)
@@ -1485,7 +1407,8 @@ int refleak__final_put(struct refleak *rl, const struct refleak_put_ev *ev)
 
 		if (ctr)
 			ctr->state = RL_CTR_ZERO;
-		if (o->ledger && rl_ledger__final(o->ledger, ev->obj - o->start, ev->stack) < 0)
+		if (o->ledger &&
+		    refleak_ledger__final(o->ledger, ev->obj - o->start, ev->stack) < 0)
 			return -ENOMEM;
 		o->last_put_ns = ev->time;
 		if (o->nr_puts == 0) {
@@ -1571,11 +1494,11 @@ int refleak__set(struct refleak *rl, const struct refleak_set_ev *ev)
 		o->set_offset = ev->obj - o->start;
 		o->set_count = ev->count > INT_MAX ? INT_MAX : ev->count;
 		if (rl_cache_traced(rl, o->site->cache) &&
-		    rl_ledger__birth(&o->ledger, o->set_offset, ev->stack, o->set_count) < 0)
+		    refleak_ledger__birth(&o->ledger, o->set_offset, ev->stack, o->set_count) < 0)
 			return -ENOMEM;
 	} else if (ev->obj - o->start != o->set_offset && rl_cache_traced(rl, o->site->cache) &&
-		   rl_ledger__birth(&o->ledger, ev->obj - o->start, ev->stack,
-				    ev->count > INT_MAX ? INT_MAX : ev->count) < 0) {
+		   refleak_ledger__birth(&o->ledger, ev->obj - o->start, ev->stack,
+					 ev->count > INT_MAX ? INT_MAX : ev->count) < 0) {
 		/* another counter of the object: a ledger of its own */
 		return -ENOMEM;
 	}
@@ -1668,11 +1591,11 @@ int refleak__ref(struct refleak *rl, const struct refleak_ref_ev *ev)
 		return -ENOMEM;
 	offset = ev->obj - o->start;
 	if (!o->ledger && o->set_count > 0 && o->set_offset == offset) {
-		err = rl_ledger__birth(&o->ledger, offset, o->set_stack, o->set_count);
+		err = refleak_ledger__birth(&o->ledger, offset, o->set_stack, o->set_count);
 		if (err < 0)
 			return err;
 	}
-	err = rl_ledger__ref(&o->ledger, offset, ev->stack, ev->old, ev->delta);
+	err = refleak_ledger__ref(&o->ledger, offset, ev->stack, ev->old, ev->delta);
 	return err < 0 ? err : 0;
 }
 
@@ -1800,10 +1723,8 @@ static struct rl_stack *rl_outlived(struct refleak *rl, struct rl_obj *o, u64 en
 	struct rl_stack *st;
 	u64 life;
 
-	if (o->nr_puts || !id || id > rl->nr_stacks)
-		return NULL;
-	st = rl->stacks[id - 1];
-	if (st->nr_died < rl->cfg.min_repeat)
+	st = rl_stack_life(rl, id);
+	if (o->nr_puts || !st || st->nr_died < rl->cfg.min_repeat)
 		return NULL;
 	life = st->max_life_ns * rl->cfg.sibling_factor;
 	if (life < rl->cfg.min_age_ns)
@@ -1876,9 +1797,9 @@ static void rl_mark_likely(struct refleak *rl, u64 end_ns)
 	if (IS_ERR(repeat))
 		return;
 	rl_handed_on(rl, end_ns);
-	for (i = 0; i < rl->nr_stacks; i++) {
-		rl->stacks[i]->nr_survivors = 0;
-		rl->stacks[i]->surv_last_ns = 0;
+	for (i = 0; i < rl->nr_stack_life; i++) {
+		rl->stack_life[i].nr_survivors = 0;
+		rl->stack_life[i].surv_last_ns = 0;
 	}
 	for (nd = rb_first(&rl->live); nd; nd = rb_next(nd)) {
 		struct rl_obj *o = rb_entry(nd, struct rl_obj, node);
@@ -1906,7 +1827,7 @@ static void rl_mark_likely(struct refleak *rl, u64 end_ns)
 		long n = 0;
 
 		if ((o->evidence & (1 << REFLEAK_EVIDENCE_SIBLINGS_DIED)) &&
-		    !rl_accumulating(rl->stacks[id - 1]))
+		    !rl_accumulating(rl_stack_life(rl, id)))
 			o->evidence &= ~(1 << REFLEAK_EVIDENCE_SIBLINGS_DIED);
 		if (!o->evidence)
 			continue;
@@ -1928,14 +1849,11 @@ static void rl_mark_likely(struct refleak *rl, u64 end_ns)
 /* does the stack have a frame in function @func? */
 static bool rl_stack_in(struct refleak *rl, u32 id, u64 func)
 {
-	const struct rl_stack *st;
-	u32 i;
+	u32 nr, i;
+	const u64 *ips = refleak_stacks__get(rl->stacks, id, &nr);
 
-	if (!id || id > rl->nr_stacks)
-		return false;
-	st = rl->stacks[id - 1];
-	for (i = 0; i < st->nr; i++)
-		if (rl->cfg.func_of(rl->cfg.func_ctx, st->ips[i]) == func)
+	for (i = 0; i < nr; i++)
+		if (refleak_stacks__func(rl->stacks, ips[i]) == func)
 			return true;
 	return false;
 }
@@ -1954,7 +1872,7 @@ static void rl_find_holders(struct refleak *rl)
 	size_t i, j, nr_leaks = 0;
 	u32 s;
 
-	if (!rl->cfg.func_of)
+	if (!rl->cfg.symbol)
 		return;
 	leaks = calloc(rl->nr_sites + 1, sizeof(*leaks));
 	if (!leaks)
@@ -1973,9 +1891,9 @@ static void rl_find_holders(struct refleak *rl)
 			size_t nr;
 
 			g = rl->site_array[i]->groups[held[c]];
-			if (!g || !g->unput)
+			if (!g)
 				continue;
-			unput = refleak_group__unput(g, &nr);
+			unput = refleak_refs__unput(g, &nr);
 			u = nr ? unput[0] : NULL;
 			free(unput);
 			if (!u || !u->certain)
@@ -1986,7 +1904,7 @@ static void rl_find_holders(struct refleak *rl)
 				h = leaks[j];
 				if (h->site == g->site)
 					continue;
-				func = rl->cfg.func_of(rl->cfg.func_ctx, h->site->call_site);
+				func = refleak_stacks__func(rl->stacks, h->site->call_site);
 				if (!func)
 					continue;
 				for (s = 0; s < u->nr_stacks; s++)
@@ -2034,8 +1952,8 @@ int refleak__finish(struct refleak *rl, u64 end_ns)
 	for (i = 0; i < rl->nr_pending; i++) {
 		struct rl_pending *p = &rl->pending[i];
 
-		rl_refs__name(rl, p->group, rl_ledger_kept(p->ledger), p->uncertain);
-		rl_ledger__delete(p->ledger);
+		refleak_refs__name(rl->stacks, p->group, rl_ledger_kept(p->ledger), p->uncertain);
+		refleak_ledger__delete(p->ledger);
 	}
 	rl->nr_pending = 0;
 	rl_find_holders(rl);

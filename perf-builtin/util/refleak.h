@@ -20,6 +20,7 @@
 #include <linux/types.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include "refleak-stacks.h"
 
 /* in report order: definite findings, likely leaks, then what is only possible */
 enum refleak_class {
@@ -127,18 +128,14 @@ struct refleak_config {
 	/* at most that many object records per (class, site) group */
 	u32	max_objects_per_group;
 	/*
-	 * Pairing gets with puts: the start of the function an address is
-	 * in, 0 for the frames of the tracing and counting machinery.  NULL:
-	 * every address is a function of its own.
+	 * The function a kernel address is in, for what the frames of a
+	 * stack are (refleak-stacks.h): the pairing of gets with puts and
+	 * the holders of a leak compare functions, and look past the tracing
+	 * and counting machinery and below interrupt entries.  NULL: every
+	 * address is a function of its own.
 	 */
-	u64	(*func_of)(void *ctx, u64 ip);
-	/*
-	 * Pairing: the frame is where an interrupt entered (the softirq
-	 * dispatcher, an interrupt vector): the frames below it, toward the
-	 * root, are whatever the interrupt stopped.  NULL: none is.
-	 */
-	bool	(*irq_entry)(void *ctx, u64 ip);
-	void	*func_ctx;
+	refleak_symbol_fn	symbol;
+	void			*symbol_ctx;
 };
 
 #define REFLEAK_DEFAULT_MIN_AGE_NS	(1000ULL * 1000 * 1000)
@@ -254,7 +251,8 @@ struct refleak_object {
 };
 
 struct refleak_site;
-struct rl_shapes;
+struct refleak_refs_site;
+struct refleak_refs_group;
 
 struct refleak_stack_count {
 	u32	id;
@@ -283,8 +281,8 @@ struct refleak_group {
 	u32			alloc_objects;
 	u64			objects_dropped;
 	u64			nr_born;	/* objects whose counter was seen born */
-	/* references never put: signature -> struct refleak_unput */
-	struct hashmap		*unput;
+	/* references never put (refleak-refs.c's, refleak_refs__unput()) */
+	struct refleak_refs_group *refs;
 	u64			nr_named;	/* objects whose gets were paired */
 	/* likely_leak: objects each evidence holds for */
 	u64			nr_evidence[REFLEAK_NR_EVIDENCE];
@@ -324,10 +322,8 @@ struct refleak_site {
 	u64			ref_offset;
 	/* ref_trace_ref seen for this cache: gets and puts are followed */
 	bool			refs_traced;
-	/* (get, put) stack keys -> pairs seen in balanced objects (refleak-refs.c) */
-	struct hashmap		*pairs;
-	/* what the rules left open in balanced objects (refleak-refs.c, rule 4) */
-	struct rl_shapes	*shapes;
+	/* what the balanced objects taught the pairing (refleak-refs.c's) */
+	struct refleak_refs_site *refs;
 	struct refleak_group	*groups[REFLEAK_NR_CLASSES];
 	struct refleak_site	*next;		/* hash chain / list */
 };
@@ -379,6 +375,8 @@ const struct refleak_config *refleak__config(struct refleak *rl);
 /* Intern a callchain once per distinct stack; returns id > 0, 0 on error/empty */
 u32 refleak__intern_stack(struct refleak *rl, const u64 *ips, u32 nr);
 const u64 *refleak__stack(struct refleak *rl, u32 id, u32 *nr);
+/* the engine's stacks, and what their frames are */
+struct refleak_stacks *refleak__stacks(struct refleak *rl);
 
 /* Intern a string (cache / function names) */
 const char *refleak__intern_str(struct refleak *rl, const char *s);
@@ -416,11 +414,5 @@ struct refleak_group **refleak__groups(struct refleak *rl, enum refleak_class cl
 struct refleak_stack_count *refleak_group__stacks(struct refleak_group *g,
 						  enum refleak_stack_kind kind,
 						  size_t *nr);
-
-/*
- * References never put by a group's objects, most objects first; caller
- * frees the array (not its elements).
- */
-struct refleak_unput **refleak_group__unput(struct refleak_group *g, size_t *nr);
 
 #endif /* __PERF_REFLEAK_H */

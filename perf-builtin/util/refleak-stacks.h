@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __PERF_REFLEAK_STACKS_H
+#define __PERF_REFLEAK_STACKS_H
+/*
+ * Call stacks for 'perf refleak': each distinct stack interned once (an id
+ * > 0; 0 means "no callchain"), and what its frames are to the report and
+ * to the pairing of gets with puts, decided from the names of the functions
+ * they are in.  Names come from the caller's symbol lookup; without one,
+ * every address is a function of its own and no frame is special.
+ */
+#include <linux/types.h>
+#include <stdbool.h>
+
+struct refleak_stacks;
+
+/* the function @ip is in: its name and start address; false if none is known */
+typedef bool (*refleak_symbol_fn)(void *ctx, u64 ip, const char **name, u64 *start);
+
+struct refleak_stacks *refleak_stacks__new(refleak_symbol_fn symbol, void *ctx);
+void refleak_stacks__delete(struct refleak_stacks *st);
+
+/* returns the stack's id, 0 for an empty stack or on allocation failure */
+u32 refleak_stacks__intern(struct refleak_stacks *st, const u64 *ips, u32 nr);
+/* the frames of stack @id, leaf first; NULL and *nr = 0 for an unknown id */
+const u64 *refleak_stacks__get(const struct refleak_stacks *st, u32 id, u32 *nr);
+u32 refleak_stacks__nr(const struct refleak_stacks *st);
+
+/*
+ * The function of frame @ip as the pairing compares frames: its start, 0
+ * for a frame of the tracing machinery, the allocator or the counting
+ * helpers (noise), @ip itself when no symbol covers it.
+ */
+u64 refleak_stacks__func(struct refleak_stacks *st, u64 ip);
+/* the frame is where an interrupt entered: the softirq dispatcher, a vector */
+bool refleak_stacks__irq_entry(struct refleak_stacks *st, u64 ip);
+/* index of the first frame of a leaf-first stack after the noise frames */
+u32 refleak_stacks__first_frame(struct refleak_stacks *st, const u64 *ips, u32 nr);
+/*
+ * The first frame of stack @id outside the counting helpers, @caller if
+ * none: an event's caller is in an out-of-line copy of a helper when the
+ * compiler made one (-Os does, per file).
+ */
+u64 refleak_stacks__user_frame(struct refleak_stacks *st, u32 id, u64 caller);
+
+#endif /* __PERF_REFLEAK_STACKS_H */
