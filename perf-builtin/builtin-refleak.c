@@ -676,7 +676,14 @@ static int process_finished_round(const struct perf_tool *tool, union perf_event
 	return perf_event__process_finished_round(tool, event, oe);
 }
 
-/* mute perf's own diagnostics on bad input: we print one message */
+/*
+ * Mute perf's own diagnostics while the events are read, unless -v: on a
+ * damaged file the session, the sample parser and libtraceevent each warn
+ * once per damaged record ("Unsupported header type", "sample CPU ... >=
+ * nr_cpus_avail, clamping", "Out of bound tracepoint field", "can't parse
+ * SAMPLE"), hundreds of lines before the report's one message says what is
+ * wrong.  -v shows them.
+ */
 static int rl_saved_verbose;
 static bool rl_saved_quiet;
 
@@ -1911,6 +1918,12 @@ static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
 	rep->tool.feature	 = perf_event__process_feature;
 	rep->tool.build_id	 = perf_event__process_build_id;
 	rep->tool.finished_round = process_finished_round;
+	/*
+	 * The report says itself what the session's counters mean for its
+	 * verdicts (lost, out of order and unknown records): not perf's
+	 * summary of them too.
+	 */
+	rep->tool.no_warn	 = true;
 
 	if (!rep->input_name) {
 		struct stat in;
@@ -1989,7 +2002,6 @@ static int rl_report_read(struct refleak_report *rep, struct perf_data *data)
 	struct events_stats *es;
 	int err;
 
-	/* perf's per-record warnings on damaged input: one message instead (-v shows them) */
 	rl_mute();
 	err = perf_session__process_events(rep->session);
 	rl_unmute();
