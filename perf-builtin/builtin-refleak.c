@@ -277,7 +277,7 @@ static const char *rl_field_str(struct evsel *evsel, struct tep_format_field *fi
 }
 
 /* kernel part of the callchain, interned once per distinct stack */
-static u32 rl_stack(struct refleak_report *rep, struct perf_sample *sample)
+static u32 rl_sample_stack(struct refleak_report *rep, struct perf_sample *sample)
 {
 	struct ip_callchain *cc = sample->callchain;
 	bool kernel = true;
@@ -388,7 +388,7 @@ static int rl_on_alloc(struct refleak_report *rep, struct evsel *evsel,
 	};
 
 	if (ev.ptr)	/* no stack interning for failed allocations */
-		ev.stack = rl_stack(rep, sample);
+		ev.stack = rl_sample_stack(rep, sample);
 	return refleak__alloc(rep->rl, &ev);
 }
 
@@ -406,7 +406,7 @@ static int rl_on_free(struct refleak_report *rep, struct evsel *evsel,
 	};
 
 	if (ev.ptr)
-		ev.stack = rl_stack(rep, sample);
+		ev.stack = rl_sample_stack(rep, sample);
 	return refleak__free(rep->rl, &ev);
 }
 
@@ -417,7 +417,7 @@ static int rl_on_final_put(struct refleak_report *rep, struct evsel *evsel,
 		.time	= sample->time,
 		.obj	= rl_field(evsel, info->ptr, sample),
 		.caller	= rl_field(evsel, info->call_site, sample),
-		.stack	= rl_stack(rep, sample),
+		.stack	= rl_sample_stack(rep, sample),
 	};
 
 	return refleak__final_put(rep->rl, &ev);
@@ -431,7 +431,7 @@ static int rl_on_set(struct refleak_report *rep, struct evsel *evsel,
 		.obj	= rl_field(evsel, info->ptr, sample),
 		.count	= rl_field_signed(evsel, info->value, sample),
 		.caller	= rl_field(evsel, info->call_site, sample),
-		.stack	= rl_stack(rep, sample),
+		.stack	= rl_sample_stack(rep, sample),
 	};
 
 	return refleak__set(rep->rl, &ev);
@@ -446,7 +446,7 @@ static int rl_on_ref(struct refleak_report *rep, struct evsel *evsel,
 		.old	= (s32)rl_field(evsel, info->value, sample),
 		.delta	= (s32)rl_field(evsel, info->delta, sample),
 		.caller	= rl_field(evsel, info->call_site, sample),
-		.stack	= rl_stack(rep, sample),
+		.stack	= rl_sample_stack(rep, sample),
 	};
 
 	return refleak__ref(rep->rl, &ev);
@@ -460,7 +460,7 @@ static int rl_on_anomaly(struct refleak_report *rep, struct evsel *evsel,
 		.obj	= rl_field(evsel, info->ptr, sample),
 		.type	= rl_field(evsel, info->value, sample),
 		.caller	= rl_field(evsel, info->call_site, sample),
-		.stack	= rl_stack(rep, sample),
+		.stack	= rl_sample_stack(rep, sample),
 	};
 
 	ev.caller = refleak_stacks__user_frame(refleak__stacks(rep->rl), ev.stack, ev.caller);
@@ -603,7 +603,7 @@ static int process_sample_event(const struct perf_tool *tool,
 }
 
 /* lost records: the window is since the last sample of that CPU */
-static void rl_lost(struct refleak_report *rep, struct perf_sample *sample, u64 nr)
+static void rl_note_lost(struct refleak_report *rep, struct perf_sample *sample, u64 nr)
 {
 	int cpu = (int)sample->cpu;
 	u64 start = 0;
@@ -620,7 +620,7 @@ static int process_lost_event(const struct perf_tool *tool, union perf_event *ev
 {
 	struct refleak_report *rep = container_of(tool, struct refleak_report, tool);
 
-	rl_lost(rep, sample, event->lost.lost);
+	rl_note_lost(rep, sample, event->lost.lost);
 	return 0;
 }
 
@@ -630,7 +630,7 @@ static int process_lost_samples_event(const struct perf_tool *tool, union perf_e
 {
 	struct refleak_report *rep = container_of(tool, struct refleak_report, tool);
 
-	rl_lost(rep, sample, event->lost_samples.lost);
+	rl_note_lost(rep, sample, event->lost_samples.lost);
 	return 0;
 }
 

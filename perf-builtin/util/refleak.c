@@ -60,7 +60,7 @@
  * and were freed (their longest life, their first and last birth), and at
  * the end the live ones that outlived them (siblings_died).
  */
-struct rl_stack {
+struct rl_stack_life {
 	u64	nr_died;
 	u64	max_life_ns;
 	u64	died_first_ns;
@@ -140,7 +140,7 @@ struct rl_offsets {
 	struct rl_offset off[REFLEAK_MAX_OFFSETS];
 };
 
-struct rl_lost {
+struct rl_lost_window {
 	u64	start;
 	u64	end;
 };
@@ -180,7 +180,7 @@ struct refleak {
 	/* interning */
 	struct hashmap		*strs;
 	struct refleak_stacks	*stacks;
-	struct rl_stack		*stack_life;	/* by stack id - 1 */
+	struct rl_stack_life		*stack_life;	/* by stack id - 1 */
 	u32			nr_stack_life;
 	/*
 	 * Most events repeat a recent cache name and site: checked by
@@ -199,7 +199,7 @@ struct refleak {
 	 */
 	struct hashmap		*handed_on;
 	/* lost windows, in arrival order */
-	struct rl_lost		*lost;
+	struct rl_lost_window		*lost;
 	size_t			nr_lost;
 	size_t			alloc_lost;
 	bool			lost_sorted;
@@ -511,7 +511,7 @@ u32 refleak__intern_stack(struct refleak *rl, const u64 *ips, u32 nr)
 
 	if (id > rl->nr_stack_life) {
 		u32 n = max(id, 2 * rl->nr_stack_life);
-		struct rl_stack *more = realloc(rl->stack_life, n * sizeof(*more));
+		struct rl_stack_life *more = realloc(rl->stack_life, n * sizeof(*more));
 
 		if (!more)
 			return 0;
@@ -534,7 +534,7 @@ struct refleak_stacks *refleak__stacks(struct refleak *rl)
 }
 
 /* an allocation stack's objects, NULL for no stack */
-static struct rl_stack *rl_stack_life(struct refleak *rl, u32 id)
+static struct rl_stack_life *rl_stack_life(struct refleak *rl, u32 id)
 {
 	return id && id <= rl->nr_stack_life ? &rl->stack_life[id - 1] : NULL;
 }
@@ -770,7 +770,7 @@ static bool rl_lost_overlap(struct refleak *rl, u64 from, u64 to)
 	if (rl->lost_unknown)
 		return true;
 	for (i = rl->nr_lost; i > 0; i--) {
-		const struct rl_lost *w = &rl->lost[i - 1];
+		const struct rl_lost_window *w = &rl->lost[i - 1];
 
 		if (rl->lost_sorted && w->end < from)
 			break;
@@ -790,7 +790,7 @@ void refleak__lost(struct refleak *rl, u64 start, u64 end, u64 nr)
 	}
 	if (rl->nr_lost == rl->alloc_lost) {
 		size_t n = rl->alloc_lost ? rl->alloc_lost * 2 : 16;
-		struct rl_lost *arr = realloc(rl->lost, n * sizeof(*arr));
+		struct rl_lost_window *arr = realloc(rl->lost, n * sizeof(*arr));
 
 		if (!arr) {
 			rl->lost_unknown = true;
@@ -1329,7 +1329,7 @@ static int rl_free_unknown(struct refleak *rl, const struct refleak_free_ev *ev,
 static void rl_died(struct refleak *rl, const struct rl_obj *o, u64 time)
 {
 	u32 id = o->stack[REFLEAK_STACK_ALLOC];
-	struct rl_stack *st;
+	struct rl_stack_life *st;
 
 	if (o->nr_ctrs >= 2)
 		o->site->nr_freed_all_zero++;
@@ -1717,10 +1717,10 @@ static bool rl_owner_exited(struct refleak *rl, struct rl_obj *o, u64 end_ns)
  * worker, in an interrupt or by a process still running, a leaked object
  * has no owner to outlive; its siblings show how long the path keeps one.
  */
-static struct rl_stack *rl_outlived(struct refleak *rl, struct rl_obj *o, u64 end_ns)
+static struct rl_stack_life *rl_outlived(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 {
 	u32 id = o->stack[REFLEAK_STACK_ALLOC];
-	struct rl_stack *st;
+	struct rl_stack_life *st;
 	u64 life;
 
 	st = rl_stack_life(rl, id);
@@ -1749,7 +1749,7 @@ static struct rl_stack *rl_outlived(struct refleak *rl, struct rl_obj *o, u64 en
  * end) outlives its siblings too, but its births are all at the
  * beginning; a leak grows with the path that leaks.
  */
-static bool rl_accumulating(const struct rl_stack *st)
+static bool rl_accumulating(const struct rl_stack_life *st)
 {
 	u64 first = min(st->died_first_ns, st->surv_first_ns);
 	u64 last = max(st->died_last_ns, st->surv_last_ns);
@@ -1803,7 +1803,7 @@ static void rl_mark_likely(struct refleak *rl, u64 end_ns)
 	}
 	for (nd = rb_first(&rl->live); nd; nd = rb_next(nd)) {
 		struct rl_obj *o = rb_entry(nd, struct rl_obj, node);
-		struct rl_stack *st;
+		struct rl_stack_life *st;
 
 		if (!rl_judged_live(rl, o, end_ns))
 			continue;
