@@ -2174,6 +2174,67 @@ static int rl_config(const char *var, const char *value, void *cb)
 	return 0;
 }
 
+/* the engine's settings from the options: 0, or the exit status */
+static int rl_engine_config(struct refleak_report *rep, struct refleak_config *cfg)
+{
+	refleak_config__init(cfg);
+	if (rep->min_age_str) {
+		char *end;
+		double ms = strtod(rep->min_age_str, &end);
+
+		if (end == rep->min_age_str || *end || ms < 0) {
+			pr_err("perf refleak: invalid --min-age '%s' (milliseconds)\n",
+			       rep->min_age_str);
+			return RL_EXIT_USAGE;
+		}
+		cfg->min_age_ns = (u64)(ms * NSEC_PER_MSEC);
+	}
+	cfg->keep_objects = rep->objects || rep->json || rep->timeline;
+	cfg->symbol = rl_symbol;
+	cfg->symbol_ctx = rep;
+	cfg->min_repeat = rep->min_repeat ?: 1;
+	return 0;
+}
+
+/* Every event read: judge what is left, print, and the exit status. */
+static int rl_report_verdicts(struct refleak_report *rep, const struct refleak_config *cfg)
+{
+	const struct refleak_stats *st;
+	u64 nr_suspicious;
+
+	if (rep->callchain && !rep->has_callchain)
+		pr_warning("perf refleak: %s was recorded without callchains (record -g): no stacks to show\n",
+			   rep->input_name);
+
+	refleak__finish(rep->rl, rep->last_time);
+	st = refleak__stats(rep->rl);
+	nr_suspicious = st->tier_count[REFLEAK_TIER_DEFINITE] + st->tier_count[REFLEAK_TIER_LIKELY];
+
+	if (!rep->has_put_event)
+		pr_warning("perf refleak: no %s event in %s: final puts cannot be known (kernel without "
+			   REFLEAK_KCONFIG " or recorded with --kmem-only)\n",
+			   REFLEAK_PUT_TP, rep->input_name);
+
+	rep->findings = refleak_findings__new(rep->rl, &(struct refleak_findings_ops){
+		.site_name = rl_findings_site_name, .cmp = rl_finding_cmp, .ctx = rep,
+	});
+	if (!rep->findings) {
+		pr_err("perf refleak: out of memory\n");
+		return RL_EXIT_FATAL;
+	}
+	rl_report_print(rep, cfg->min_age_ns, nr_suspicious);
+
+	/*
+	 * No finding is a verdict only when no event is missing: lost events,
+	 * no final-put event at all, or events out of order could hide one.
+	 */
+	if (rep->fail_on_leak && nr_suspicious)
+		return RL_EXIT_LEAK;
+	if (rep->fail_on_leak && (st->nr_lost || !rep->has_put_event || st->nr_out_of_order))
+		return RL_EXIT_INCOMPLETE;
+	return RL_EXIT_OK;
+}
+
 static int rl_report(int argc, const char **argv)
 {
 	struct refleak_report rep = {
@@ -2230,11 +2291,8 @@ static int rl_report(int argc, const char **argv)
 	};
 	struct perf_data data = { .mode = PERF_DATA_MODE_READ, };
 	struct refleak_config cfg;
-	const struct refleak_stats *st;
-	u64 nr_suspicious = 0;
-	int ret = RL_EXIT_FATAL;
+	int ret = RL_EXIT_USAGE;
 
-	ret = RL_EXIT_USAGE;
 	if (perf_config(rl_config, &rep))
 		goto out;
 	argc = parse_options(argc, argv, options, report_usage, 0);
@@ -2248,22 +2306,8 @@ static int rl_report(int argc, const char **argv)
 		goto out;
 	}
 
-	refleak_config__init(&cfg);
-	if (rep.min_age_str) {
-		char *end;
-		double ms = strtod(rep.min_age_str, &end);
-
-		if (end == rep.min_age_str || *end || ms < 0) {
-			pr_err("perf refleak: invalid --min-age '%s' (milliseconds)\n",
-			       rep.min_age_str);
-			goto out;
-		}
-		cfg.min_age_ns = (u64)(ms * NSEC_PER_MSEC);
-	}
-	cfg.keep_objects = rep.objects || rep.json || rep.timeline;
-	cfg.symbol = rl_symbol;
-	cfg.symbol_ctx = &rep;
-	cfg.min_repeat = rep.min_repeat ?: 1;
+	if (rl_engine_config(&rep, &cfg))
+		goto out;
 
 	ret = RL_EXIT_FATAL;
 	rep.rl = refleak__new(&cfg);
@@ -2276,43 +2320,8 @@ static int rl_report(int argc, const char **argv)
 	if (ret)
 		goto out;
 	ret = rl_report_read(&rep, &data);
-	if (ret)
-		goto out;
-	ret = RL_EXIT_FATAL;
-
-	if (rep.callchain && !rep.has_callchain)
-		pr_warning("perf refleak: %s was recorded without callchains (record -g): no stacks to show\n",
-			   rep.input_name);
-
-	refleak__finish(rep.rl, rep.last_time);
-	st = refleak__stats(rep.rl);
-	nr_suspicious = st->tier_count[REFLEAK_TIER_DEFINITE] + st->tier_count[REFLEAK_TIER_LIKELY];
-
-	if (!rep.has_put_event)
-		pr_warning("perf refleak: no %s event in %s: final puts cannot be known (kernel without "
-			   REFLEAK_KCONFIG " or recorded with --kmem-only)\n",
-			   REFLEAK_PUT_TP, rep.input_name);
-
-	rep.findings = refleak_findings__new(rep.rl, &(struct refleak_findings_ops){
-		.site_name = rl_findings_site_name, .cmp = rl_finding_cmp, .ctx = &rep,
-	});
-	if (!rep.findings) {
-		pr_err("perf refleak: out of memory\n");
-		goto out;
-	}
-	rl_report_print(&rep, cfg.min_age_ns, nr_suspicious);
-
-	/*
-	 * No finding is a verdict only when no event is missing: lost events,
-	 * no final-put event at all, or events out of order could hide one.
-	 */
-	if (rep.fail_on_leak && nr_suspicious)
-		ret = RL_EXIT_LEAK;
-	else if (rep.fail_on_leak &&
-		 (st->nr_lost || !rep.has_put_event || st->nr_out_of_order))
-		ret = RL_EXIT_INCOMPLETE;
-	else
-		ret = RL_EXIT_OK;
+	if (!ret)
+		ret = rl_report_verdicts(&rep, &cfg);
 out:
 	if (rep.session) {
 		struct evsel *evsel;
@@ -2409,43 +2418,13 @@ static char *rl_refs_filter(const char *refs)
 	return strbuf_detach(&sb, NULL);
 }
 
-static int rl_record(int argc, const char **argv)
+/*
+ * The options make sense and the events a recording needs are there: 0,
+ * with --refs' filter in *refs_filter, or the exit status.
+ */
+static int rl_record_check(bool kmem_only, const char *refs, char **refs_filter)
 {
-	const char *settle = REFLEAK_DEFAULT_SETTLE;
-	const char *refs = NULL;
-	char *refs_filter = NULL;
-	const char **rec_argv;
-	bool kmem_only = false;
-	int i, rec_argc, cmd = 0;
 	size_t t;
-	const struct option options[] = {
-	OPT_BOOLEAN(0, "kmem-only", &kmem_only,
-		    "record the kmem events alone (a kernel without " REFLEAK_KCONFIG ")"),
-	OPT_STRING(0, "settle", &settle, "seconds",
-		   "go on recording after <command> exited (default " REFLEAK_DEFAULT_SETTLE ")"),
-	OPT_STRING(0, "refs", &refs, "cache[,cache...]",
-		   "also every get and put of counters in these slab caches ('kmalloc-*64')"),
-	OPT_END()
-	};
-	const char * const record_usage[] = {
-		"perf refleak record [<options>] [-- <command>]",
-		"  any other option is perf record's (-o, -m, -C, -p, --no-call-graph, ...)",
-		NULL
-	};
-
-	/* our own options; the others, and the command after "--", go to perf record */
-	argc = parse_options(argc, argv, options, record_usage, PARSE_OPT_KEEP_ARGV0 |
-			     PARSE_OPT_KEEP_UNKNOWN | PARSE_OPT_KEEP_DASHDASH);
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--")) {
-			cmd = i;
-			break;
-		}
-	}
-	if (strspn(settle, "0123456789.") != strlen(settle) || !*settle) {
-		pr_err("perf refleak record: invalid --settle '%s' (seconds)\n", settle);
-		return RL_EXIT_USAGE;
-	}
 
 	for (t = 0; t < ARRAY_SIZE(rl_events); t++) {
 		if (rl_events[t].need == RL_NEED_KMEM && !is_valid_tracepoint(rl_events[t].name)) {
@@ -2459,14 +2438,13 @@ static int rl_record(int argc, const char **argv)
 		return RL_EXIT_USAGE;
 	}
 	if (refs) {
-		refs_filter = rl_refs_filter(refs);
-		if (!refs_filter)
+		*refs_filter = rl_refs_filter(refs);
+		if (!*refs_filter)
 			return RL_EXIT_USAGE;
 	}
 	if (refs && !is_valid_tracepoint(REFLEAK_REF_TP)) {
 		pr_err("perf refleak: tracepoint %s not found: --refs needs a kernel with "
 		       REFLEAK_REFS_KCONFIG "=y\n", REFLEAK_REF_TP);
-		free(refs_filter);
 		return RL_EXIT_FATAL;
 	}
 	if (!kmem_only && !is_valid_tracepoint(REFLEAK_PUT_TP)) {
@@ -2476,29 +2454,15 @@ static int rl_record(int argc, const char **argv)
 		       REFLEAK_PUT_TP);
 		return RL_EXIT_FATAL;
 	}
+	return 0;
+}
 
-	rec_argv = calloc(argc + 40, sizeof(char *));
-	if (!rec_argv) {
-		free(refs_filter);
-		return -ENOMEM;
-	}
-	rec_argc = 0;
-	rec_argv[rec_argc++] = "record";
-	rec_argv[rec_argc++] = "-R";
-	rec_argv[rec_argc++] = "-c";
-	rec_argv[rec_argc++] = "1";
-	if (!rl_has_target(argc - 1, argv + 1))
-		rec_argv[rec_argc++] = "-a";
-	if (!rl_has_opt(argc - 1, argv + 1, NULL, "--call-graph") &&
-	    !rl_has_opt(argc - 1, argv + 1, "-g", NULL) &&
-	    !rl_has_opt(argc - 1, argv + 1, NULL, "--no-call-graph")) {
-		rec_argv[rec_argc++] = "-g";
-		rec_argv[rec_argc++] = "--kernel-callchains";
-	}
-	if (!rl_has_opt(argc - 1, argv + 1, "-m", "--mmap-pages")) {
-		rec_argv[rec_argc++] = "-m";
-		rec_argv[rec_argc++] = "1024";
-	}
+/* perf record's -e (and --filter) arguments, from the event table */
+static int rl_record_events(const char **rec_argv, int rec_argc, bool kmem_only,
+			    const char *refs_filter)
+{
+	size_t t;
+
 	for (t = 0; t < ARRAY_SIZE(rl_events); t++) {
 		const struct rl_event *ev = &rl_events[t];
 
@@ -2535,6 +2499,75 @@ static int rl_record(int argc, const char **argv)
 			rec_argv[rec_argc++] = refs_filter;
 		}
 	}
+	return rec_argc;
+}
+
+static int rl_record(int argc, const char **argv)
+{
+	const char *settle = REFLEAK_DEFAULT_SETTLE;
+	const char *refs = NULL;
+	char *refs_filter = NULL;
+	const char **rec_argv;
+	bool kmem_only = false;
+	int i, rec_argc, cmd = 0, ret;
+	const struct option options[] = {
+	OPT_BOOLEAN(0, "kmem-only", &kmem_only,
+		    "record the kmem events alone (a kernel without " REFLEAK_KCONFIG ")"),
+	OPT_STRING(0, "settle", &settle, "seconds",
+		   "go on recording after <command> exited (default " REFLEAK_DEFAULT_SETTLE ")"),
+	OPT_STRING(0, "refs", &refs, "cache[,cache...]",
+		   "also every get and put of counters in these slab caches ('kmalloc-*64')"),
+	OPT_END()
+	};
+	const char * const record_usage[] = {
+		"perf refleak record [<options>] [-- <command>]",
+		"  any other option is perf record's (-o, -m, -C, -p, --no-call-graph, ...)",
+		NULL
+	};
+
+	/* our own options; the others, and the command after "--", go to perf record */
+	argc = parse_options(argc, argv, options, record_usage, PARSE_OPT_KEEP_ARGV0 |
+			     PARSE_OPT_KEEP_UNKNOWN | PARSE_OPT_KEEP_DASHDASH);
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			cmd = i;
+			break;
+		}
+	}
+	if (strspn(settle, "0123456789.") != strlen(settle) || !*settle) {
+		pr_err("perf refleak record: invalid --settle '%s' (seconds)\n", settle);
+		return RL_EXIT_USAGE;
+	}
+
+	ret = rl_record_check(kmem_only, refs, &refs_filter);
+	if (ret) {
+		free(refs_filter);
+		return ret;
+	}
+
+	rec_argv = calloc(argc + 40, sizeof(char *));
+	if (!rec_argv) {
+		free(refs_filter);
+		return -ENOMEM;
+	}
+	rec_argc = 0;
+	rec_argv[rec_argc++] = "record";
+	rec_argv[rec_argc++] = "-R";
+	rec_argv[rec_argc++] = "-c";
+	rec_argv[rec_argc++] = "1";
+	if (!rl_has_target(argc - 1, argv + 1))
+		rec_argv[rec_argc++] = "-a";
+	if (!rl_has_opt(argc - 1, argv + 1, NULL, "--call-graph") &&
+	    !rl_has_opt(argc - 1, argv + 1, "-g", NULL) &&
+	    !rl_has_opt(argc - 1, argv + 1, NULL, "--no-call-graph")) {
+		rec_argv[rec_argc++] = "-g";
+		rec_argv[rec_argc++] = "--kernel-callchains";
+	}
+	if (!rl_has_opt(argc - 1, argv + 1, "-m", "--mmap-pages")) {
+		rec_argv[rec_argc++] = "-m";
+		rec_argv[rec_argc++] = "1024";
+	}
+	rec_argc = rl_record_events(rec_argv, rec_argc, kmem_only, refs_filter);
 	/*
 	 * Keep recording for a while after the command and its children
 	 * exited, so that the frees they leave to RCU and to workqueues land
