@@ -208,6 +208,16 @@ u32 refleak_stacks__nr(const struct refleak_stacks *st)
 /* ------------------------------------------------------------------ */
 /* frames                                                              */
 
+static bool rl_starts_with_any(const char *name, const char * const *prefixes, size_t nr)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++)
+		if (strstarts(name, prefixes[i]))
+			return true;
+	return false;
+}
+
 /*
  * The counting helpers and the tracing frames an event fires in: a
  * reference's user is the first frame outside them.
@@ -218,12 +228,8 @@ static bool rl_helper_name(const char *name)
 		"__ref_trace_", "ref_trace_", "refcount_", "__refcount_", "kref_", "percpu_ref_",
 		"__do_trace_",
 	};
-	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(helpers); i++)
-		if (strstarts(name, helpers[i]))
-			return true;
-	return false;
+	return rl_starts_with_any(name, helpers, ARRAY_SIZE(helpers));
 }
 
 /*
@@ -245,12 +251,8 @@ static bool rl_noise_name(const char *name)
 		"_kzalloc", "kzalloc", "__kmem_cache", "kmem_cache_free", "kfree", "kvfree",
 		"kvmalloc", "__kvmalloc", "slab_", "___slab_", "__slab_",
 	};
-	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(noise); i++)
-		if (strstarts(name, noise[i]))
-			return true;
-	return false;
+	return rl_starts_with_any(name, noise, ARRAY_SIZE(noise));
 }
 
 /* where an interrupt entered: the softirq dispatcher, x86 interrupt vectors */
