@@ -125,6 +125,12 @@ struct rl_evsel_info {
 	struct tep_format_field	*delta;		/* ref's delta */
 };
 
+/* a CPU's last sample: its time, and a hash of its whole record */
+struct rl_cpu_last {
+	u64	time;
+	u64	hash;
+};
+
 struct refleak_report {
 	struct perf_tool	tool;
 	struct perf_session	*session;
@@ -133,12 +139,14 @@ struct refleak_report {
 	struct refleak_findings	*findings;
 	u64			nr_events[RL_EV_NR];
 	u64			nr_bad_samples;
-	u64			*cpu_last;	/* last sample time per cpu */
+	struct rl_cpu_last	*cpu_last;	/* by cpu */
 	int			nr_cpu_last;
 	u64			last_time;
 	u64			ips[PERF_MAX_STACK_DEPTH];
 	/* samples stamped with the time of their CPU's previous sample */
 	u64			nr_same_time;
+	/* samples identical to their CPU's previous one, dropped */
+	u64			nr_copies;
 	u64			samples_at_last_round;
 	bool			has_put_event;
 	bool			has_set_event;
@@ -317,33 +325,65 @@ static bool rl_symbol(void *ctx, u64 ip, const char **name, u64 *start)
 	return sym && map;
 }
 
-static void rl_note_time(struct refleak_report *rep, struct perf_sample *sample)
+/* FNV-1a over a record's words */
+static u64 rl_record_hash(const union perf_event *event)
+{
+	const u64 *w = (const u64 *)event;
+	u32 i, n = event->header.size / sizeof(u64);
+	u64 h = 0xcbf29ce484222325ULL;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ w[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/*
+ * Note a sample's time and CPU.  Returns true when the sample is a copy of
+ * its CPU's previous one, identical byte for byte (time, event, payload
+ * and stack), which is then not a second event.  Such copies occur in
+ * recordings made in qemu TCG guests with a stable clock, a few in a
+ * million samples, a kmem or ref_trace sample each (a final put twice in
+ * the same nanosecond made a double put out of one); what writes them
+ * twice is not known.  A real event cannot repeat within a nanosecond;
+ * with an unstable clock (below) it can, and one repeated with nothing
+ * between on its CPU would be dropped too.
+ */
+static bool rl_note_sample(struct refleak_report *rep, const union perf_event *event,
+			   const struct perf_sample *sample)
 {
 	int cpu = (int)sample->cpu;
+	struct rl_cpu_last *last;
+	u64 hash;
 
 	if (sample->time > rep->last_time)
 		rep->last_time = sample->time;
 	if (cpu < 0 || cpu >= 65536)
-		return;
+		return false;
 	if (cpu >= rep->nr_cpu_last) {
 		int n = cpu + 64;
-		u64 *arr = realloc(rep->cpu_last, n * sizeof(*arr));
+		struct rl_cpu_last *arr = realloc(rep->cpu_last, n * sizeof(*arr));
 
 		if (!arr)
-			return;
+			return false;
 		memset(arr + rep->nr_cpu_last, 0, (n - rep->nr_cpu_last) * sizeof(*arr));
 		rep->cpu_last = arr;
 		rep->nr_cpu_last = n;
 	}
+	last = &rep->cpu_last[cpu];
+	hash = rl_record_hash(event);
+	if (sample->time && sample->time == last->time && hash == last->hash)
+		return true;
 	/*
 	 * An unstable sched_clock (x86 marks it so when the clocksource
 	 * watchdog rejects the TSC) clamps each CPU's clock to its last tick
 	 * plus one tick: every event until the next tick gets one timestamp,
 	 * and the order of two CPUs' events in that window is lost.
 	 */
-	if (sample->time && sample->time == rep->cpu_last[cpu])
+	if (sample->time && sample->time == last->time)
 		rep->nr_same_time++;
-	rep->cpu_last[cpu] = sample->time;
+	last->time = sample->time;
+	last->hash = hash;
+	return false;
 }
 
 /* ------------------------------------------------------------------ */
@@ -564,7 +604,7 @@ static int rl_set_handlers(struct perf_session *session)
 }
 
 static int process_sample_event(const struct perf_tool *tool,
-				union perf_event *event __maybe_unused,
+				union perf_event *event,
 				struct perf_sample *sample,
 				struct machine *machine __maybe_unused)
 {
@@ -592,8 +632,11 @@ static int process_sample_event(const struct perf_tool *tool,
 		rep->nr_bad_samples++;
 		return 0;
 	}
+	if (rl_note_sample(rep, event, sample)) {
+		rep->nr_copies++;
+		return 0;
+	}
 	rep->nr_events[info->kind]++;
-	rl_note_time(rep, sample);
 
 	handler = evsel->handler;
 	err = handler(rep, evsel, info, sample);
@@ -609,7 +652,7 @@ static void rl_note_lost(struct refleak_report *rep, struct perf_sample *sample,
 	u64 start = 0;
 
 	if (sample->time && cpu >= 0 && cpu < rep->nr_cpu_last)
-		start = rep->cpu_last[cpu];
+		start = rep->cpu_last[cpu].time;
 	if (!start)
 		start = rep->last_time;	/* nothing seen on that cpu yet */
 	refleak__lost(rep->rl, sample->time ? start : 0, sample->time, nr);
@@ -1598,6 +1641,9 @@ static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 	if (rep->nr_bad_samples)
 		fprintf(fp, "# samples without their tracepoint data (ignored): %" PRIu64 "\n",
 			rep->nr_bad_samples);
+	if (rep->nr_copies)
+		fprintf(fp, "# copies of their CPU's previous sample (dropped): %" PRIu64 "\n",
+			rep->nr_copies);
 	if (rep->nr_same_time)
 		fprintf(fp, "# samples with their CPU's previous timestamp: %" PRIu64 "%s\n",
 			rep->nr_same_time,
@@ -1801,8 +1847,9 @@ static void rl_print_json(struct refleak_report *rep, FILE *fp)
 		fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", ev_names[c], rep->nr_events[c]);
 	fprintf(fp, "},\n  \"lost_events\": %" PRIu64 ", \"unmatched_final_puts\": %" PRIu64
 		", \"inferred_objects\": %" PRIu64 ", \"uncertain_objects\": %" PRIu64
-		", \"same_time_samples\": %" PRIu64 ",\n", st->nr_lost, st->nr_unmatched_put,
-		st->nr_inferred, st->nr_uncertain, rep->nr_same_time);
+		", \"same_time_samples\": %" PRIu64 ", \"copied_samples\": %" PRIu64 ",\n",
+		st->nr_lost, st->nr_unmatched_put, st->nr_inferred, st->nr_uncertain,
+		rep->nr_same_time, rep->nr_copies);
 	fprintf(fp, "  \"classes\": {");
 	for (c = 0; c < REFLEAK_NR_CLASSES; c++)
 		fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", refleak_class__name(c),
