@@ -10,7 +10,7 @@ jq -r '.summary as $s | "recording: \($s.recording_s) s",
 	($s.events | to_entries[] | "  \(.key): \(.value) events, \(
 		if $s.recording_s > 0 then (.value / $s.recording_s) | floor else 0 end)/s"),
 	"findings: definite \($s.tiers.definite), likely \($s.tiers.likely), possible \($s.tiers.possible)",
-	"lost events: \($s.lost_events), unmatched final puts: \($s.unmatched_final_puts), samples with their CPU'"'"'s previous timestamp: \($s.same_time_samples)",
+	"lost events: \($s.lost_events), unmatched final puts: \($s.unmatched_final_puts), samples with their CPU'"'"'s previous timestamp: \($s.same_time_samples), copies dropped: \($s.copied_samples)",
 	"largest live groups (outstanding):",
 	([.findings[] | select(.class == "outstanding")] | sort_by(-.count) | .[:5][] | "  \(.count) \(.cache) \(.site)")' \
 	"$1"
