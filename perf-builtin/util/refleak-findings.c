@@ -103,6 +103,10 @@ struct refleak_findings *refleak_findings__new(struct refleak *rl,
 
 	if (!fs)
 		return NULL;
+	/* never NULL, also without findings: the outputs walk it as an array */
+	fs->entries = calloc(1, sizeof(*fs->entries));
+	if (!fs->entries)
+		goto fail;
 	for (c = 0; c < REFLEAK_BALANCED; c++) {
 		struct refleak_group **groups;
 		struct refleak_finding *more;
@@ -128,6 +132,8 @@ struct refleak_findings *refleak_findings__new(struct refleak *rl,
 			}
 		}
 		free(groups);
+		if (!nr)
+			continue;
 		findings_cmp = ops->cmp;
 		qsort(fs->entries + first, nr, sizeof(*fs->entries), finding_cmp);
 		if (roots_first(fs->entries + first, nr))
