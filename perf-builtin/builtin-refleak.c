@@ -125,10 +125,11 @@ struct rl_evsel_info {
 	struct tep_format_field	*delta;		/* ref's delta */
 };
 
-/* a CPU's last sample: its time, and a hash of its whole record */
+/* a CPU's last sample: its time, and a copy of its record */
 struct rl_cpu_last {
-	u64	time;
-	u64	hash;
+	u64		time;
+	union perf_event *record;
+	size_t		alloc;
 };
 
 struct refleak_report {
@@ -325,18 +326,6 @@ static bool rl_symbol(void *ctx, u64 ip, const char **name, u64 *start)
 	return sym && map;
 }
 
-/* FNV-1a over a record's words */
-static u64 rl_record_hash(const union perf_event *event)
-{
-	const u64 *w = (const u64 *)event;
-	u32 i, n = event->header.size / sizeof(u64);
-	u64 h = 0xcbf29ce484222325ULL;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ w[i]) * 0x100000001b3ULL;
-	return h;
-}
-
 /*
  * Note a sample's time and CPU.  Returns true when the sample is a copy of
  * its CPU's previous one, identical byte for byte (time, event, payload
@@ -353,7 +342,7 @@ static bool rl_note_sample(struct refleak_report *rep, const union perf_event *e
 {
 	int cpu = (int)sample->cpu;
 	struct rl_cpu_last *last;
-	u64 hash;
+	u16 size = event->header.size;
 
 	if (sample->time > rep->last_time)
 		rep->last_time = sample->time;
@@ -370,8 +359,8 @@ static bool rl_note_sample(struct refleak_report *rep, const union perf_event *e
 		rep->nr_cpu_last = n;
 	}
 	last = &rep->cpu_last[cpu];
-	hash = rl_record_hash(event);
-	if (sample->time && sample->time == last->time && hash == last->hash)
+	if (sample->time && sample->time == last->time && last->record &&
+	    last->record->header.size == size && !memcmp(last->record, event, size))
 		return true;
 	/*
 	 * An unstable sched_clock (x86 marks it so when the clocksource
@@ -382,7 +371,19 @@ static bool rl_note_sample(struct refleak_report *rep, const union perf_event *e
 	if (sample->time && sample->time == last->time)
 		rep->nr_same_time++;
 	last->time = sample->time;
-	last->hash = hash;
+	/* kept to compare with: the next sample of the CPU may be its copy */
+	if (size > last->alloc) {
+		union perf_event *more = realloc(last->record, size);
+
+		if (!more) {
+			zfree(&last->record);
+			last->alloc = 0;
+			return false;
+		}
+		last->record = more;
+		last->alloc = size;
+	}
+	memcpy(last->record, event, size);
 	return false;
 }
 
@@ -2338,7 +2339,7 @@ static int rl_report(int argc, const char **argv)
 	};
 	struct perf_data data = { .mode = PERF_DATA_MODE_READ, };
 	struct refleak_config cfg;
-	int ret = RL_EXIT_USAGE;
+	int ret = RL_EXIT_USAGE, i;
 
 	if (perf_config(rl_config, &rep))
 		goto out;
@@ -2386,6 +2387,8 @@ out:
 	free(rep.ptime_range);
 	free(rep.config_sort);
 	free(rep.config_min_age);
+	for (i = 0; i < rep.nr_cpu_last; i++)
+		free(rep.cpu_last[i].record);
 	free(rep.cpu_last);
 	return ret;
 }
