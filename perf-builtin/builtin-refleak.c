@@ -720,33 +720,6 @@ static int process_finished_round(const struct perf_tool *tool, union perf_event
 	return perf_event__process_finished_round(tool, event, oe);
 }
 
-/*
- * Mute perf's own diagnostics while the events are read, unless -v: on a
- * damaged file the session, the sample parser and libtraceevent each warn
- * once per damaged record ("Unsupported header type", "sample CPU ... >=
- * nr_cpus_avail, clamping", "Out of bound tracepoint field", "can't parse
- * SAMPLE"), hundreds of lines before the report's one message says what is
- * wrong.  -v shows them.
- */
-static int rl_saved_verbose;
-static bool rl_saved_quiet;
-
-static void rl_mute(void)
-{
-	rl_saved_verbose = verbose;
-	rl_saved_quiet = quiet;
-	if (verbose <= 0) {
-		verbose = -1;
-		quiet = true;
-	}
-}
-
-static void rl_unmute(void)
-{
-	verbose = rl_saved_verbose;
-	quiet = rl_saved_quiet;
-}
-
 /* ------------------------------------------------------------------ */
 /* symbols                                                             */
 
@@ -2050,21 +2023,22 @@ static int rl_report_read(struct refleak_report *rep, struct perf_data *data)
 	struct events_stats *es;
 	int err;
 
-	rl_mute();
 	err = perf_session__process_events(rep->session);
-	rl_unmute();
 	if (err) {
 		pr_err("perf refleak: error while reading events from %s (%d): file truncated or corrupt\n",
 		       rep->input_name, err);
 		return RL_EXIT_FATAL;
 	}
 	es = evlist__stats(rep->session->evlist);
-	if (es->nr_unknown_events || es->nr_unknown_id || es->nr_unprocessable_samples) {
-		pr_err("perf refleak: %s is corrupt: %u unknown records, %u samples of unknown events, %u unprocessable samples\n",
-		       rep->input_name, es->nr_unknown_events, es->nr_unknown_id,
-		       es->nr_unprocessable_samples);
+	if (es->nr_unknown_id || es->nr_unprocessable_samples) {
+		pr_err("perf refleak: %s is corrupt: %u samples of unknown events, %u unprocessable samples\n",
+		       rep->input_name, es->nr_unknown_id, es->nr_unprocessable_samples);
 		return RL_EXIT_FATAL;
 	}
+	/* the session skips them, as a newer perf's records: say how many */
+	if (es->nr_unknown_events)
+		pr_warning("perf refleak: skipped %u record%s of a type this perf does not know\n",
+			   es->nr_unknown_events, es->nr_unknown_events == 1 ? "" : "s");
 	if (perf_data__is_pipe(data) &&
 	    es->nr_events[PERF_RECORD_SAMPLE] != rep->samples_at_last_round) {
 		pr_err("perf refleak: the input stream ends in the middle of the recording (truncated: %"
