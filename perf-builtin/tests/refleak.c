@@ -1516,6 +1516,63 @@ static int test__refleak_refs_passive_count(struct test_suite *test __maybe_unus
 }
 
 /*
+ * An object with two counters that both hold references when it leaks, as
+ * a socket's: a second count (offset 16, born first, like sk_wmem_alloc)
+ * that only the release of the main count (offset 8, like sk_refcnt) puts
+ * for the last time.  In the balanced objects the main count reaches zero
+ * first; in every second object an error path forgets to put a get of the
+ * main count, so neither reaches zero.  The get named is the main count's
+ * forgotten one, not the second count's birth, which is only its
+ * consequence.
+ */
+static int test__refleak_refs_keeping_counter(struct test_suite *test __maybe_unused,
+					      int subtest __maybe_unused)
+{
+	const u64 root = FN(1), ep = FN(2), alloc_fn = FN(8), release = FN(7);
+	struct refleak *rl = new_refs_engine();
+	struct refleak_unput *u;
+	struct refleak_group *g;
+	struct ep_stacks st;
+	u32 s_second_set, s_second_put;
+	u64 now = T0;
+	int i;
+
+	TEST_ASSERT_VAL("engine", rl);
+	ep_stacks(rl, &st);
+	s_second_set = stack_of(rl, alloc_fn + 0x10, ep + 0x10, root + 0x10, 0);
+	s_second_put = stack_of(rl, release + 0x20, ep + 0x30, root + 0x10, 0);
+	for (i = 0; i < 8; i++) {
+		u64 obj = 0x100000 + i * 0x1000, main = obj + 8, second = obj + 16;
+		bool fail = i % 2;
+
+		ev_alloc_pid(rl, now += MS, obj, SITE_L, 1, 100);
+		ev_set_at(rl, now += MS, second, 1, s_second_set);
+		ev_set_at(rl, now += MS, main, 1, st.set);
+		ev_ref(rl, now += MS, main, 1, 1, st.get);
+		if (!fail)
+			ev_ref(rl, now += MS, main, 2, -1, st.put);
+		if (fail) {
+			ev_ref(rl, now += MS, main, 2, -1, st.owner);
+		} else {
+			ev_put(rl, now += MS, main, st.owner);
+			ev_put(rl, now += MS, second, s_second_put);
+			ev_free(rl, now += MS, obj, "c", 0);
+		}
+	}
+	finish(rl, now + 5 * SEC);
+
+	g = only_group(rl, REFLEAK_LIKELY_LEAK);
+	TEST_ASSERT_VAL("four likely leaks", g && g->count == 4);
+	u = only_unput(g);
+	TEST_ASSERT_VAL("one list for the four", u && u->nr_objects == 4);
+	TEST_ASSERT_VAL("one reference, certain", u->refs == 1 && u->certain);
+	TEST_ASSERT_VAL("the main count's forgotten get, not the second count's birth",
+			u->nr_stacks == 1 && u->stacks[0].stack == st.get);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+/*
  * One leak keeping another alive: the reference the held objects never put
  * was taken inside the function that allocated the holder objects (a
  * constructor storing it), which leak too.  The held group says so; with
@@ -1836,6 +1893,8 @@ static struct test_case tests__refleak[] = {
 		  refleak_refs_held_by),
 	TEST_CASE("refs: the passive count's get, when the main count reached zero",
 		  refleak_refs_passive_count),
+	TEST_CASE("refs: of two counters held, the one that keeps the other",
+		  refleak_refs_keeping_counter),
 	TEST_CASE("refs: the balanced objects' shape names the error path's get",
 		  refleak_refs_balanced_shape),
 	{ .name = NULL, }

@@ -50,6 +50,14 @@
  * dropping the reference of a freed holder) only down to the interrupt's
  * entry: below it is whatever the interrupt stopped.
  *
+ * An object with several counters keeps one ledger each; the references
+ * named for an object of a finding are those of the counter that keeps the
+ * others alive: of its counters still holding references, the one that
+ * reached zero first in the site's balanced objects (a socket's sk_refcnt,
+ * whose final put leads to sk_free() and so to the last put of its
+ * sk_wmem_alloc), else the first still holding some (a passive count left
+ * when the main count reached zero), else the first.
+ *
  * Counts are checked: each ref_trace_ref carries the count before it, and
  * a count that differs from the ledger's means an event is missing (lost,
  * or an untraced path changed the counter).  References held before the
@@ -94,6 +102,8 @@ struct refleak_ledger {
 	s32			count;		/* references held, by the events */
 	bool			truncated;	/* more than RL_LEDGER_MAX events */
 	bool			inconsistent;	/* a put was not seen */
+	/* 1 + the object's counters that reached zero before this one; 0: never */
+	u8			zero_order;
 	struct rl_ledger_entry	*e;
 	struct refleak_ledger	*next;		/* another counter of the object */
 };
@@ -146,6 +156,12 @@ struct refleak_refs_site {
 	struct hashmap		*pairs;
 	/* what the rules left open (rule 4) */
 	struct rl_shapes	*shapes;
+	/* balanced objects with several counters: which reached zero first */
+	struct {
+		u32		offset;
+		u64		nr;
+	}			first_zero[RL_LEDGERS_MAX];
+	u32			nr_first_zero;
 };
 
 /* a group's references never put: signature -> struct refleak_unput */
@@ -245,12 +261,19 @@ int refleak_ledger__ref(struct refleak_ledger **lp, u32 offset, u32 stack, s32 o
 
 int refleak_ledger__final(struct refleak_ledger *l, u32 offset, u32 stack)
 {
+	const struct refleak_ledger *k;
+	u8 order = 1;
 	s32 held;
 
+	for (k = l; k; k = k->next)
+		if (k->zero_order && k->offset != offset)
+			order++;
 	while (l && l->offset != offset)
 		l = l->next;
 	if (!l)
 		return 0;
+	if (!l->zero_order)
+		l->zero_order = order;
 	held = l->count > 0 ? l->count : 1;
 	l->count = 0;
 	return refleak_ledger__push(l, stack, -held);
@@ -672,6 +695,59 @@ void refleak_refs__learn(struct refleak_stacks *st, struct refleak_site *site,
 	rl_pair_ledger(st, NULL, l, &pr, false);
 	if (pr.ambiguous && !pr.overflow)
 		rl_learn_shape(site, &pr);
+}
+
+void refleak_refs__learn_order(struct refleak_site *site, const struct refleak_ledger *l)
+{
+	const struct refleak_ledger *k, *first = NULL;
+	struct refleak_refs_site *rs;
+	u32 i;
+
+	if (!l || !l->next)
+		return;
+	for (k = l; k; k = k->next) {
+		if (!k->zero_order)
+			return;
+		if (k->zero_order == 1)
+			first = k;
+	}
+	rs = first ? rl_site_refs(site) : NULL;
+	if (!rs)
+		return;
+	for (i = 0; i < rs->nr_first_zero; i++)
+		if (rs->first_zero[i].offset == first->offset)
+			break;
+	if (i == rs->nr_first_zero) {
+		if (i == RL_LEDGERS_MAX)
+			return;
+		rs->first_zero[i].offset = first->offset;
+		rs->nr_first_zero++;
+	}
+	rs->first_zero[i].nr++;
+}
+
+const struct refleak_ledger *refleak_refs__kept(const struct refleak_site *site,
+						const struct refleak_ledger *l)
+{
+	const struct refleak_refs_site *rs = site ? site->refs : NULL;
+	const struct refleak_ledger *k, *best = NULL;
+	u64 best_nr = 0;
+
+	for (k = l; k; k = k->next) {
+		u64 nr = 0;
+		u32 i;
+
+		if (!refleak_ledger__held(k))
+			continue;
+		for (i = 0; rs && i < rs->nr_first_zero; i++)
+			if (rs->first_zero[i].offset == k->offset)
+				nr = rs->first_zero[i].nr;
+		if (!best || nr > best_nr) {
+			best = k;
+			best_nr = nr;
+		}
+	}
+	return best ? best : l;
 }
 
 /*

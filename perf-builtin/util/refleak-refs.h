@@ -40,6 +40,17 @@ const struct refleak_ledger *refleak_ledger__next(const struct refleak_ledger *l
 void refleak_refs__learn(struct refleak_stacks *st, struct refleak_site *site,
 			 const struct refleak_ledger *l);
 /*
+ * A balanced object of @site with several counters (@l, chained): remember
+ * which of them reached zero first.
+ */
+void refleak_refs__learn_order(struct refleak_site *site, const struct refleak_ledger *l);
+/*
+ * The counter whose references an object of a finding kept, of its
+ * ledgers @l: see refleak-refs.c.
+ */
+const struct refleak_ledger *refleak_refs__kept(const struct refleak_site *site,
+						const struct refleak_ledger *l);
+/*
  * An object of a finding: pair its gets and puts, and count what is left
  * (the references never put) in @g's list.  @uncertain: events may be
  * missing (lost events over its life), so the list cannot be sure.

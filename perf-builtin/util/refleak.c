@@ -886,9 +886,10 @@ static void rl_refs_retire(struct refleak *rl, struct rl_obj *o, struct refleak_
 	if (g->class == REFLEAK_BALANCED) {
 		const struct refleak_ledger *l;
 
-		/* every counter reached zero: each teaches its pairs */
+		/* every counter reached zero: each teaches its pairs, all their order */
 		for (l = o->ledger; l; l = refleak_ledger__next(l))
 			refleak_refs__learn(rl->stacks, o->site, l);
+		refleak_refs__learn_order(o->site, o->ledger);
 		return;
 	}
 	if (g->class != REFLEAK_LIKELY_LEAK && g->class != REFLEAK_OUTSTANDING &&
@@ -908,21 +909,6 @@ static void rl_refs_retire(struct refleak *rl, struct rl_obj *o, struct refleak_
 	p->group = g;
 	p->uncertain = o->uncertain;
 	o->ledger = NULL;
-}
-
-/*
- * The counter whose references an object of a finding kept: the first
- * followed that still holds some (a passive count left when the main count
- * reached zero), else the first.
- */
-static const struct refleak_ledger *rl_ledger_kept(const struct refleak_ledger *l)
-{
-	const struct refleak_ledger *k;
-
-	for (k = l; k; k = refleak_ledger__next(k))
-		if (refleak_ledger__held(k))
-			return k;
-	return l;
 }
 
 static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
@@ -1952,7 +1938,8 @@ int refleak__finish(struct refleak *rl, u64 end_ns)
 	for (i = 0; i < rl->nr_pending; i++) {
 		struct rl_pending *p = &rl->pending[i];
 
-		refleak_refs__name(rl->stacks, p->group, rl_ledger_kept(p->ledger), p->uncertain);
+		refleak_refs__name(rl->stacks, p->group,
+				   refleak_refs__kept(p->group->site, p->ledger), p->uncertain);
 		refleak_ledger__delete(p->ledger);
 	}
 	rl->nr_pending = 0;

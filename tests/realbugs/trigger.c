@@ -32,6 +32,8 @@
 #include <grp.h>
 #include <linux/errqueue.h>
 #include <linux/filter.h>
+#include <linux/genetlink.h>
+#include <linux/mptcp.h>
 #include <linux/net_tstamp.h>
 #include <linux/netlink.h>
 #include <linux/nexthop.h>
@@ -63,6 +65,9 @@
 #endif
 #ifndef SO_ZEROCOPY
 #define SO_ZEROCOPY 60
+#endif
+#ifndef IPPROTO_MPTCP
+#define IPPROTO_MPTCP 262
 #endif
 #ifndef SO_TIMESTAMPING
 #define SO_TIMESTAMPING 37
@@ -474,27 +479,53 @@ static void nl_attr(struct nl_req *req, unsigned short type,
 	req->nh.nlmsg_len = NLMSG_ALIGN(req->nh.nlmsg_len) + RTA_ALIGN(rta->rta_len);
 }
 
-/* send one request, return the (negative) errno of its ack */
-static int nl_talk(struct nl_req *req)
+/*
+ * Send one request on nl_fd and return the (negative) errno of its ack;
+ * with reply, the first other message answering it is copied there.
+ */
+static int nl_talk_reply(struct nlmsghdr *nh, void *reply, size_t size)
 {
-	char buf[4096];
+	char buf[4096] __attribute__((aligned(8)));
 	struct nlmsghdr *ack = (struct nlmsghdr *)buf;
 	ssize_t len;
 
-	req->nh.nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
-	req->nh.nlmsg_seq = ++nl_seq;
-	if (send(nl_fd, req, req->nh.nlmsg_len, 0) != (ssize_t)req->nh.nlmsg_len)
-		fail("send(NETLINK_ROUTE)");
+	nh->nlmsg_flags |= NLM_F_REQUEST | NLM_F_ACK;
+	nh->nlmsg_seq = ++nl_seq;
+	if (send(nl_fd, nh, nh->nlmsg_len, 0) != (ssize_t)nh->nlmsg_len)
+		fail("send(AF_NETLINK)");
 	for (;;) {
 		len = recv(nl_fd, buf, sizeof(buf), 0);
 		if (len < 0)
-			fail("recv(NETLINK_ROUTE)");
+			fail("recv(AF_NETLINK)");
 		if (!NLMSG_OK(ack, (size_t)len) || ack->nlmsg_seq != nl_seq)
 			continue;
-		if (ack->nlmsg_type != NLMSG_ERROR)
+		if (ack->nlmsg_type == NLMSG_ERROR)
+			return ((struct nlmsgerr *)NLMSG_DATA(ack))->error;
+		if (!reply)
 			quit(1, "netlink: unexpected reply type %d", ack->nlmsg_type);
-		return ((struct nlmsgerr *)NLMSG_DATA(ack))->error;
+		memcpy(reply, buf, (size_t)len < size ? (size_t)len : size);
+		reply = NULL;	/* the ack follows */
 	}
+}
+
+static int nl_talk(struct nl_req *req)
+{
+	return nl_talk_reply(&req->nh, NULL, 0);
+}
+
+/* a netlink socket for protocol proto, in nl_fd */
+static void nl_open(int proto, const char *what)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+
+	nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, proto);
+	if (nl_fd < 0) {
+		if (missing_feature(errno))
+			unsupported(what);
+		fail(what);
+	}
+	if (bind(nl_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		fail("bind(AF_NETLINK)");
 }
 
 static void nh_request(int type, int flags, unsigned int id)
@@ -556,16 +587,8 @@ static void case_nexthop(int n)
 {
 	/* ids unique per run: a leaked nexthop is deleted, its id free */
 	unsigned int base = 1 + ((unsigned int)getpid() % 4096) * 0x80000u;
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 
-	nl_fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-	if (nl_fd < 0) {
-		if (missing_feature(errno))
-			unsupported("socket(AF_NETLINK, NETLINK_ROUTE)");
-		fail("socket(AF_NETLINK, NETLINK_ROUTE)");
-	}
-	if (bind(nl_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		fail("bind(AF_NETLINK)");
+	nl_open(NETLINK_ROUTE, "socket(AF_NETLINK, NETLINK_ROUTE)");
 	for (int i = 0; i < 2 * n; i++) {
 		bool blackhole = i % 2;	/* the normal path first */
 		unsigned int id = base + i;
@@ -930,6 +953,179 @@ static void case_dl_boost(int n)
 	munmap(dl_sh, sizeof(*dl_sh));
 }
 
+/*
+ * mptcp-join-connect-error: the in-kernel path manager, in init_net, with
+ * two subflow endpoints: 127.0.0.2, and 127.0.0.3 on interface index 999,
+ * which does not exist.  Each iteration opens an MPTCP connection over
+ * loopback and exchanges a byte each way: once the connection is fully
+ * established, the MPTCP socket's work item (a kworker) creates a subflow
+ * from each endpoint.  The join from 127.0.0.2 succeeds and is freed when
+ * the connection closes (the normal path); the one from 127.0.0.3 fails in
+ * connect() (no route to an interface that does not exist), and its socket
+ * must be put twice, by the error path and by its release.  The kworker
+ * allocates both, never this process.  The endpoints are flushed at the
+ * start and at the end.
+ */
+#define MPTCP_ENDP_BAD_IFINDEX	999
+#define MPTCP_JOIN_WAIT_MS	200
+
+struct genl_req {
+	struct nlmsghdr nh;
+	struct genlmsghdr g;
+	char attrs[128];
+} __attribute__((aligned(8)));
+
+static struct nlattr *genl_attr(struct genl_req *req, unsigned short type,
+				const void *data, unsigned short len)
+{
+	struct nlattr *nla = (struct nlattr *)((char *)req + NLMSG_ALIGN(req->nh.nlmsg_len));
+
+	nla->nla_type = type;
+	nla->nla_len = NLA_HDRLEN + len;
+	if (len)
+		memcpy((char *)nla + NLA_HDRLEN, data, len);
+	req->nh.nlmsg_len = NLMSG_ALIGN(req->nh.nlmsg_len) + NLA_ALIGN(nla->nla_len);
+	return nla;
+}
+
+static void genl_init(struct genl_req *req, unsigned short family, unsigned char cmd,
+		      unsigned char version)
+{
+	memset(req, 0, sizeof(*req));
+	req->nh.nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN);
+	req->nh.nlmsg_type = family;
+	req->g.cmd = cmd;
+	req->g.version = version;
+}
+
+/* the id of generic netlink family name, or 0 when the kernel has none */
+static unsigned short genl_family(const char *name)
+{
+	char reply[4096] __attribute__((aligned(8)));
+	struct nlmsghdr *nh = (struct nlmsghdr *)reply;
+	struct genl_req req;
+	struct nlattr *nla;
+	int len, err;
+
+	genl_init(&req, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1);
+	genl_attr(&req, CTRL_ATTR_FAMILY_NAME, name, strlen(name) + 1);
+	memset(reply, 0, sizeof(reply));
+	err = nl_talk_reply(&req.nh, reply, sizeof(reply));
+	if (err == -ENOENT)
+		return 0;
+	if (err) {
+		errno = -err;
+		fail("CTRL_CMD_GETFAMILY");
+	}
+	len = (int)nh->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
+	nla = (struct nlattr *)((char *)NLMSG_DATA(nh) + GENL_HDRLEN);
+	while (len >= NLA_HDRLEN && nla->nla_len >= NLA_HDRLEN && nla->nla_len <= len) {
+		if (nla->nla_type == CTRL_ATTR_FAMILY_ID)
+			return *(unsigned short *)((char *)nla + NLA_HDRLEN);
+		len -= NLA_ALIGN(nla->nla_len);
+		nla = (struct nlattr *)((char *)nla + NLA_ALIGN(nla->nla_len));
+	}
+	quit(1, "CTRL_CMD_GETFAMILY: no family id in the reply");
+}
+
+static unsigned short mptcp_pm_family;
+
+static void mptcp_pm(unsigned char cmd, const char *what, const char *addr, int ifindex)
+{
+	struct genl_req req;
+	struct nlattr *nest;
+	int err;
+
+	genl_init(&req, mptcp_pm_family, cmd, MPTCP_PM_VER);
+	if (addr) {
+		unsigned short family = AF_INET;
+		unsigned int flags = MPTCP_PM_ADDR_FLAG_SUBFLOW;
+		struct in_addr in;
+
+		inet_pton(AF_INET, addr, &in);
+		nest = genl_attr(&req, MPTCP_PM_ATTR_ADDR | NLA_F_NESTED, NULL, 0);
+		genl_attr(&req, MPTCP_PM_ADDR_ATTR_FAMILY, &family, sizeof(family));
+		genl_attr(&req, MPTCP_PM_ADDR_ATTR_ADDR4, &in, sizeof(in));
+		genl_attr(&req, MPTCP_PM_ADDR_ATTR_FLAGS, &flags, sizeof(flags));
+		if (ifindex)
+			genl_attr(&req, MPTCP_PM_ADDR_ATTR_IF_IDX, &ifindex, sizeof(ifindex));
+		nest->nla_len = (unsigned short)((char *)&req + req.nh.nlmsg_len - (char *)nest);
+	}
+	err = nl_talk_reply(&req.nh, NULL, 0);
+	if (err) {
+		errno = -err;
+		fail(what);
+	}
+}
+
+static int mptcp_socket(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_MPTCP);
+
+	if (fd < 0) {
+		if (missing_feature(errno) || errno == EINVAL)
+			unsupported("socket(IPPROTO_MPTCP)");
+		fail("socket(IPPROTO_MPTCP)");
+	}
+	return fd;
+}
+
+static void xfer_byte(int from, int to)
+{
+	char c = 'm';
+
+	if (write(from, &c, 1) != 1)
+		fail("write(MPTCP)");
+	if (read(to, &c, 1) != 1)
+		fail("read(MPTCP)");
+}
+
+static void case_mptcp_join(int n)
+{
+	struct timespec wait = { .tv_nsec = MPTCP_JOIN_WAIT_MS * 1000 * 1000 };
+	struct sockaddr_in addr = { .sin_family = AF_INET };
+	socklen_t alen = sizeof(addr);
+	int l, c, a;
+
+	nl_open(NETLINK_GENERIC, "socket(AF_NETLINK, NETLINK_GENERIC)");
+	mptcp_pm_family = genl_family(MPTCP_PM_NAME);
+	if (!mptcp_pm_family) {
+		errno = ENOENT;
+		unsupported("generic netlink family " MPTCP_PM_NAME);
+	}
+	mptcp_pm(MPTCP_PM_CMD_FLUSH_ADDRS, "MPTCP_PM_CMD_FLUSH_ADDRS", NULL, 0);
+	/* before the connections: the kworker, not this syscall, joins */
+	mptcp_pm(MPTCP_PM_CMD_ADD_ADDR, "MPTCP_PM_CMD_ADD_ADDR 127.0.0.2", "127.0.0.2", 0);
+	mptcp_pm(MPTCP_PM_CMD_ADD_ADDR, "MPTCP_PM_CMD_ADD_ADDR 127.0.0.3", "127.0.0.3",
+		 MPTCP_ENDP_BAD_IFINDEX);
+
+	for (int i = 0; i < n; i++) {
+		addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		addr.sin_port = 0;
+		l = mptcp_socket();
+		if (bind(l, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(l, 4) < 0)
+			fail("bind/listen(MPTCP)");
+		alen = sizeof(addr);
+		if (getsockname(l, (struct sockaddr *)&addr, &alen) < 0)
+			fail("getsockname");
+		c = mptcp_socket();
+		if (connect(c, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+			fail("connect(MPTCP)");
+		a = accept(l, NULL, NULL);
+		if (a < 0)
+			fail("accept(MPTCP)");
+		/* both ways: the connection is then fully established */
+		xfer_byte(c, a);
+		xfer_byte(a, c);
+		nanosleep(&wait, NULL);	/* the kworker's joins */
+		close(c);
+		close(a);
+		close(l);
+	}
+	mptcp_pm(MPTCP_PM_CMD_FLUSH_ADDRS, "MPTCP_PM_CMD_FLUSH_ADDRS", NULL, 0);
+	close(nl_fd);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(int n);
@@ -942,6 +1138,7 @@ static const struct {
 	{ "tcp-filter-reqsk",	case_tcp_filter },
 	{ "udp-zerocopy-tstamp", case_udp_zerocopy },
 	{ "dl-boost-timer",	case_dl_boost },
+	{ "mptcp-join-connect-error", case_mptcp_join },
 };
 
 int main(int argc, char **argv)
