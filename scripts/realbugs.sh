@@ -100,7 +100,10 @@ held_by() { # <case> <site-alternatives> <cache>
 
 # The get the report names for the finding:
 # "named|candidate|none <objects> <gets listed> <frames>", the list naming
-# it for the most objects
+# it for the most objects.  The expected function must be one of the get's
+# first three frames (below the refcount and tracing machinery), as the
+# report's one-line summary shows them: not a caller further down, which
+# the births of the object's other counters may share.
 named_get() { # <case> <site-alternatives> <cache> <get-alternatives>
 	jq -r --arg f "$2" --arg c "$3" --arg g "$4" '
 		def fn: sub("\\+.*$"; "") | sub("\\..*$"; "");
@@ -110,7 +113,7 @@ named_get() { # <case> <site-alternatives> <cache> <get-alternatives>
 		| select(.cache == $c or ($c == "kmalloc" and (.cache | startswith("kmalloc"))))
 		| (.unput // [])[]
 		| . as $u
-		| [.gets[] | .frames | user | select(map(fn) | any(. as $x | $g | split("|") | index($x) != null))]
+		| [.gets[] | .frames | user | select(.[0:3] | map(fn) | any(. as $x | $g | split("|") | index($x) != null))]
 		| select(length > 0)
 		| [(if $u.certain and ($u.gets | length) == 1 then "named" else "candidate" end),
 		   $u.objects, ($u.gets | length), (.[0][0:3] | join(" <- "))]]
