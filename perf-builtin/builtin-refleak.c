@@ -125,10 +125,11 @@ struct rl_evsel_info {
 	struct tep_format_field	*delta;		/* ref's delta */
 };
 
-/* a CPU's last sample: its time, and a copy of its record */
+/* a CPU's last sample: its time and its record, in place or copied */
 struct rl_cpu_last {
 	u64		time;
-	union perf_event *record;
+	const union perf_event *record;
+	union perf_event *copy;
 	size_t		alloc;
 };
 
@@ -371,19 +372,27 @@ static bool rl_note_sample(struct refleak_report *rep, const union perf_event *e
 	if (sample->time && sample->time == last->time)
 		rep->nr_same_time++;
 	last->time = sample->time;
-	/* kept to compare with: the next sample of the CPU may be its copy */
+	/*
+	 * Kept to compare with: the next sample of the CPU may be its copy.
+	 * A file read through one mapping keeps its records there (and its
+	 * decompressed ones in buffers) until the session ends; a pipe's and
+	 * a windowed reader's are gone once delivered, so copy those.
+	 */
+	if (rep->session->one_mmap) {
+		last->record = event;
+		return false;
+	}
+	last->record = NULL;
 	if (size > last->alloc) {
-		union perf_event *more = realloc(last->record, size);
+		union perf_event *more = realloc(last->copy, size);
 
-		if (!more) {
-			zfree(&last->record);
-			last->alloc = 0;
+		if (!more)
 			return false;
-		}
-		last->record = more;
+		last->copy = more;
 		last->alloc = size;
 	}
-	memcpy(last->record, event, size);
+	memcpy(last->copy, event, size);
+	last->record = last->copy;
 	return false;
 }
 
@@ -2362,7 +2371,7 @@ out:
 	free(rep.config_sort);
 	free(rep.config_min_age);
 	for (i = 0; i < rep.nr_cpu_last; i++)
-		free(rep.cpu_last[i].record);
+		free(rep.cpu_last[i].copy);
 	free(rep.cpu_last);
 	return ret;
 }
