@@ -886,7 +886,7 @@ static void rl_refs_retire(struct refleak *rl, struct rl_obj *o, struct refleak_
 	if (g->class == REFLEAK_BALANCED) {
 		const struct refleak_ledger *l;
 
-		/* every counter reached zero: each teaches its pairs, all their order */
+		/* every counter reached zero: each teaches its pairs; together, their order */
 		for (l = o->ledger; l; l = refleak_ledger__next(l))
 			refleak_refs__learn(rl->stacks, o->site, l);
 		refleak_refs__learn_order(o->site, o->ledger);
