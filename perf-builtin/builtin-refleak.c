@@ -330,13 +330,15 @@ static bool rl_symbol(void *ctx, u64 ip, const char **name, u64 *start)
 /*
  * Note a sample's time and CPU.  Returns true when the sample is a copy of
  * its CPU's previous one, identical byte for byte (time, event, payload
- * and stack), which is then not a second event.  Such copies occur in
- * recordings made in qemu TCG guests with a stable clock, a few in a
- * million samples, a kmem or ref_trace sample each (a final put twice in
- * the same nanosecond made a double put out of one); what writes them
- * twice is not known.  A real event cannot repeat within a nanosecond;
- * with an unstable clock (below) it can, and one repeated with nothing
- * between on its CPU would be dropped too.
+ * and stack), which is then not a second event.  perf record writes such
+ * copies when the kernel adds to a ring buffer between perf_mmap__push()'s
+ * two reads of its head: the records written in between are pushed again
+ * after the next FINISHED_ROUND (fixed in util/mmap.c by the perf patch
+ * before this one; recordings of a perf without it still hold them, a few
+ * in a million samples, and a final put twice made a double put of one).
+ * A real event cannot repeat within a nanosecond; with an unstable clock
+ * (below) it can, and one repeated with nothing between on its CPU would
+ * be dropped too.
  */
 static bool rl_note_sample(struct refleak_report *rep, const union perf_event *event,
 			   const struct perf_sample *sample)
