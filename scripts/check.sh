@@ -133,6 +133,15 @@ if [ -f "$out/balanced-record.rc" ]; then
 		rc=$?
 		if [ $rc -eq 0 ]; then
 			pass "guest:balanced-workload ($(grep -o '[0-9]* iterations in [0-9.]* s' "$out/balanced-record.log" | tail -n 1); $(sed -n 's/^# findings: //p' "$logs/balanced-report.log"))"
+			# perf record writes no record twice (perf-builtin/patches/0003):
+			# the report counts a sample identical to its CPU's previous one
+			copies=$(sed -n "s/^# copies of their CPU's previous sample (dropped): //p" \
+				"$logs/balanced-report.log")
+			if [ -z "$copies" ]; then
+				pass guest:record-writes-no-copies
+			else
+				fail guest:record-writes-no-copies "$copies samples written twice by perf record"
+			fi
 		else
 			fail guest:balanced-workload "report --fail-on-leak exited $rc, see $logs/balanced-report.log"
 			head -n 40 "$logs/balanced-report.log" | sed 's/^/    /'
