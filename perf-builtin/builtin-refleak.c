@@ -1614,6 +1614,14 @@ static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 		", put < %.0f ms before the end, not freed yet: %" PRIu64 "\n",
 		st->nr_inferred, st->nr_uncertain, (double)min_age_ns / NSEC_PER_MSEC,
 		st->nr_pending_free);
+	/*
+	 * The counter types without ref_trace events: an object counted only
+	 * by one of them has no counter event, its site is not judged, and a
+	 * leak of it is not found.  Said on every report, so that "no finding"
+	 * is not read as "no leak" for them.
+	 */
+	fprintf(fp, "# counters not followed: file_ref_t, rcuref_t, atomic_t, lockref "
+		"(objects only they count are not judged)\n");
 	if (st->nr_rcu_requests)
 		fprintf(fp, "# kfree_rcu requests: %" PRIu64
 			" (counted as frees), their frees seen: %" PRIu64 "\n",
