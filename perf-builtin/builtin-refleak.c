@@ -1620,8 +1620,8 @@ static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 	 * leak of it is not found.  Said on every report, so that "no finding"
 	 * is not read as "no leak" for them.
 	 */
-	fprintf(fp, "# counters not followed: file_ref_t, rcuref_t, atomic_t, lockref "
-		"(objects only they count are not judged)\n");
+	fprintf(fp,
+		"# counters not followed: file_ref_t, rcuref_t, atomic_t, lockref (objects only they count are not judged)\n");
 	if (st->nr_rcu_requests)
 		fprintf(fp, "# kfree_rcu requests: %" PRIu64
 			" (counted as frees), their frees seen: %" PRIu64 "\n",
