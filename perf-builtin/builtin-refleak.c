@@ -276,8 +276,8 @@ static const char *rl_field_str(struct evsel *evsel, struct tep_format_field *fi
 	raw = format_field__get_raw_data(field, sample, evsel->needs_swap, &len);
 	if (!raw || !len)
 		return NULL;
-	/* a __string field holds its NUL (bounds checked above): use it in place */
-	if (memchr(raw, '\0', len))
+	/* a __string field ends with its NUL (bounds checked above): use it in place */
+	if (raw[len - 1] == '\0')
 		return raw;
 	if (len >= size)
 		len = size - 1;
@@ -295,6 +295,14 @@ static u32 rl_sample_stack(struct refleak_report *rep, struct perf_sample *sampl
 
 	if (!cc || !cc->nr)
 		return 0;
+	/* the usual chain, the kernel's context and its frames only: used in place */
+	if (cc->ips[0] == PERF_CONTEXT_KERNEL) {
+		for (i = 1; i < cc->nr && cc->ips[i] < PERF_CONTEXT_MAX; i++)
+			;
+		if (i == cc->nr)
+			return refleak__intern_stack(rep->rl, cc->ips + 1,
+						     min_t(u32, i - 1, ARRAY_SIZE(rep->ips)));
+	}
 	for (i = 0; i < cc->nr && n < ARRAY_SIZE(rep->ips); i++) {
 		u64 ip = cc->ips[i];
 

@@ -160,6 +160,13 @@ struct refleak {
 	bool			finished;
 	/* objects */
 	struct rb_root		live;
+	/*
+	 * The live object last allocated or found: the next events of an
+	 * object (its counter set, put, free) usually come before any other
+	 * object's, and live objects never overlap, so an address inside it
+	 * is inside no other.
+	 */
+	struct rl_obj		*last_live;
 	struct rb_root		grave;
 	struct list_head	grave_fifo;
 	u32			nr_grave;
@@ -1059,6 +1066,26 @@ static struct rl_obj *rl_find(struct rb_root *root, u64 addr)
 	return NULL;
 }
 
+/* the live object an address is in */
+static struct rl_obj *rl_live_find(struct refleak *rl, u64 addr)
+{
+	struct rl_obj *o = rl->last_live;
+
+	if (o && addr - o->start < o->size)
+		return o;
+	o = rl_find(&rl->live, addr);
+	if (o)
+		rl->last_live = o;
+	return o;
+}
+
+static void rl_live_erase(struct refleak *rl, struct rl_obj *o)
+{
+	if (rl->last_live == o)
+		rl->last_live = NULL;
+	rb_erase(&o->node, &rl->live);
+}
+
 static void rl_insert(struct rb_root *root, struct rl_obj *obj)
 {
 	struct rb_node **p = &root->rb_node, *parent = NULL;
@@ -1212,7 +1239,7 @@ int refleak__alloc(struct refleak *rl, const struct refleak_alloc_ev *ev)
 	/* live objects overlapping the new one: their free was not seen */
 	while ((o = rl_floor(&rl->live, ev->ptr + size - 1)) != NULL &&
 	       o->start + o->size > ev->ptr) {
-		rb_erase(&o->node, &rl->live);
+		rl_live_erase(rl, o);
 		rl->stats.nr_live_end--;
 		rl->stats.nr_missed_free++;
 		o->freed = true;
@@ -1237,6 +1264,7 @@ int refleak__alloc(struct refleak *rl, const struct refleak_alloc_ev *ev)
 	o->filtered = ev->filtered;
 	o->stack[REFLEAK_STACK_ALLOC] = ev->stack;
 	rl_insert(&rl->live, o);
+	rl->last_live = o;
 	if (++rl->stats.nr_live_end > rl->stats.max_live)
 		rl->stats.max_live = rl->stats.nr_live_end;
 	return 0;
@@ -1343,7 +1371,7 @@ int refleak__free(struct refleak *rl, const struct refleak_free_ev *ev)
 	if (rl_bad_ptr(ev->ptr))
 		return 0;
 
-	o = rl_find(&rl->live, ev->ptr);
+	o = rl_live_find(rl, ev->ptr);
 	if (ev->deferred) {
 		if (rl_rcu_pending_add(rl, ev->ptr, ev->time))
 			return -ENOMEM;
@@ -1357,7 +1385,7 @@ int refleak__free(struct refleak *rl, const struct refleak_free_ev *ev)
 	if (!o)
 		return rl_free_unknown(rl, ev, cache);
 
-	rb_erase(&o->node, &rl->live);
+	rl_live_erase(rl, o);
 	rl->stats.nr_live_end--;
 	if (o->nr_puts) {
 		o->site->nr_freed_after_zero++;
@@ -1387,7 +1415,7 @@ int refleak__final_put(struct refleak *rl, const struct refleak_put_ev *ev)
 	rl_advance(rl, ev->time);
 	rl->stats.nr_put++;
 
-	o = rl_find(&rl->live, ev->obj);
+	o = rl_live_find(rl, ev->obj);
 	if (o) {
 		struct rl_ctr *ctr = rl_ctr(o, ev->obj - o->start, true);
 
@@ -1461,7 +1489,7 @@ int refleak__set(struct refleak *rl, const struct refleak_set_ev *ev)
 	rl_advance(rl, ev->time);
 	rl->stats.nr_set++;
 
-	o = rl_find(&rl->live, ev->obj);
+	o = rl_live_find(rl, ev->obj);
 	if (!o) {
 		/* static or stack memory, or allocated before the recording */
 		rl->stats.nr_unmatched_set++;
@@ -1535,7 +1563,7 @@ int refleak__anomaly(struct refleak *rl, const struct refleak_anomaly_ev *ev)
 	if (ev->type >= REFLEAK_NR_ANOMALIES)
 		return 0;
 
-	o = rl_find(&rl->live, ev->obj);
+	o = rl_live_find(rl, ev->obj);
 	if (o) {
 		/* a saturated counter reports every later put: keep the first */
 		if (!o->anomaly) {
@@ -1566,7 +1594,7 @@ int refleak__ref(struct refleak *rl, const struct refleak_ref_ev *ev)
 
 	rl_advance(rl, ev->time);
 	rl->stats.nr_ref++;
-	o = rl_find(&rl->live, ev->obj);
+	o = rl_live_find(rl, ev->obj);
 	if (!o) {
 		/* allocated before the recording, or not in a slab object */
 		rl->stats.nr_unmatched_ref++;
@@ -1931,7 +1959,7 @@ int refleak__finish(struct refleak *rl, u64 end_ns)
 		struct rl_obj *o = rb_entry(nd, struct rl_obj, node);
 
 		nd = rb_next(nd);
-		rb_erase(&o->node, &rl->live);
+		rl_live_erase(rl, o);
 		rl_retire(rl, o, end_ns);
 	}
 	/* every balanced object has taught its site: name what the others kept */
