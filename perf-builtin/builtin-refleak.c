@@ -341,9 +341,9 @@ static bool rl_symbol(void *ctx, u64 ip, const char **name, u64 *start)
  * and stack), which is then not a second event.  perf record writes such
  * copies when the kernel adds to a ring buffer between perf_mmap__push()'s
  * two reads of its head: the records written in between are pushed again
- * after the next FINISHED_ROUND (fixed in util/mmap.c by the perf patch
- * before this one; recordings of a perf without it still hold them, a few
- * in a million samples, and a final put twice made a double put of one).
+ * after the next FINISHED_ROUND (fixed in util/mmap.c by this series' perf
+ * mmap patch; recordings of a perf without it still hold them, a few in a
+ * million samples, and a final put twice made a double put of one).
  * A real event cannot repeat within a nanosecond; with an unstable clock
  * (below) it can, and one repeated with nothing between on its CPU would
  * be dropped too.
