@@ -1586,6 +1586,36 @@ static void rl_print_header(struct refleak_report *rep, FILE *fp)
 }
 
 /* the counters the verdicts rest on, after the findings */
+/*
+ * Whether the recording's kernel follows the counter type @kind ("file_ref",
+ * "rcuref"): its ref_trace_set event names it among the values of its kind
+ * field.  The footer says which counter types were not followed; a kernel
+ * without their hooks does not name them.
+ */
+static bool rl_kernel_follows(struct refleak_report *rep, const char *kind)
+{
+	const struct tep_print_flag_sym *sym;
+	const struct tep_print_arg *arg;
+	const struct tep_event *tp;
+	struct evsel *evsel;
+
+	evlist__for_each_entry(rep->session->evlist, evsel) {
+		const struct rl_event *ev = rl_event_of(evsel);
+
+		if (!ev || ev->kind != RL_EV_SET)
+			continue;
+		tp = evsel__tp_format(evsel);
+		for (arg = tp ? tp->print_fmt.args : NULL; arg; arg = arg->next) {
+			if (arg->type != TEP_PRINT_SYMBOL)
+				continue;
+			for (sym = arg->symbol.symbols; sym; sym = sym->next)
+				if (sym->str && !strcmp(sym->str, kind))
+					return true;
+		}
+	}
+	return false;
+}
+
 static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns)
 {
 	const struct refleak_stats *st = refleak__stats(rep->rl);
@@ -1628,8 +1658,9 @@ static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 	 * leak of it is not found.  Said on every report, so that "no finding"
 	 * is not read as "no leak" for them.
 	 */
-	fprintf(fp,
-		"# counters not followed: file_ref_t, rcuref_t, atomic_t, lockref (objects only they count are not judged)\n");
+	fprintf(fp, "# counters not followed: %s%satomic_t, lockref (objects only they count are not judged)\n",
+		rl_kernel_follows(rep, "file_ref") ? "" : "file_ref_t, ",
+		rl_kernel_follows(rep, "rcuref") ? "" : "rcuref_t, ");
 	if (st->nr_rcu_requests)
 		fprintf(fp, "# kfree_rcu requests: %" PRIu64
 			" (counted as frees), their frees seen: %" PRIu64 "\n",

@@ -12,9 +12,9 @@
 #      symbols counted apart.  COST_UNPATCHED=1 adds the same configuration
 #      built from the pristine tree (no series).
 #   2. time: the test driver's "bench" (guest/cost.sh) in each kernel: a
-#      refcount_t life cycle (refcount_set, a get, a put, the final put)
-#      with the events disabled, and enabled and recorded by perf record
-#      (without and with callchains).
+#      life cycle of a refcount_t, a file_ref_t and an rcuref_t (the
+#      birth, a get, a put, the final put) with the events disabled, and
+#      enabled and recorded by perf record (without and with callchains).
 # Everything is printed; the guests' raw lines are in build/cost/.
 . "$(dirname "$0")/lib.sh"
 out=$BUILD/cost
@@ -77,7 +77,7 @@ echo "-- call sites of the out-of-line hooks:"
 for f in __ref_trace_set __ref_trace_final_put __ref_trace_anomaly; do
 	printf '   %-24s %s (life), %s (on)\n' "$f" "$(calls "$life" $f)" "$(calls "$on" $f)"
 done
-for f in __ref_trace_get __ref_trace_sub; do
+for f in __ref_trace_get __ref_trace_sub __file_ref_put_traced __rcuref_put_traced; do
 	printf '   %-24s %s (on)\n' "$f" "$(calls "$on" $f)"
 done
 
@@ -91,13 +91,13 @@ for k in off life on; do
 		die "the $k guest failed (see $out/$k/console.log)"
 	[ -s "$out/$k/bench" ] || die "no bench result from the $k guest: $(cat "$out/$k/bench.err" 2>/dev/null)"
 done
-echo "== time: one refcount_t life cycle (refcount_set, get, put, final put), TCG guest"
-printf '%-34s %12s %12s\n' mode "cycles/life" "ns/life"
+echo "== time: one life cycle (birth, get, put, final put), TCG guest"
+printf '%-44s %12s %12s\n' mode "cycles/life" "ns/life"
 for k in off life on; do
-	awk -v k=$k '$1 != "warmup" {
+	awk -v k=$k '{
 		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 		label = (k == "off" ? "neither option" : k == "life" ? "CONFIG_REF_TRACE" : "both") ", " $1
-		printf "%-34s %12.1f %12.1f\n", label, v["cycles"] / v["n"], v["ns"] / v["n"] }' "$out/$k/bench"
+		printf "%-44s %12.1f %12.1f\n", label, v["cycles"] / v["n"], v["ns"] / v["n"] }' "$out/$k/bench"
 done
 for k in off life on; do
 	[ -s "$out/$k/bench.err" ] && { echo "guest errors ($k):"; cat "$out/$k/bench.err"; }

@@ -107,7 +107,7 @@ held_by() { # <case> <site-alternatives> <cache>
 named_get() { # <case> <site-alternatives> <cache> <get-alternatives>
 	jq -r --arg f "$2" --arg c "$3" --arg g "$4" '
 		def fn: sub("\\+.*$"; "") | sub("\\..*$"; "");
-		def user: map(select(test("^(perf_|__perf|trace_|__traceiter|__do_trace_|__ref_trace|ref_trace|refcount_|__refcount|kref_)") | not));
+		def user: map(select(test("^(perf_|__perf|trace_|__traceiter|__do_trace_|__ref_trace|ref_trace|refcount_|__refcount|kref_|file_ref_|__file_ref_|rcuref_|__rcuref_)") | not));
 		[.findings[]
 		| select((.site | fn) as $s | ($f | split("|") | index($s)) != null)
 		| select(.cache == $c or ($c == "kmalloc" and (.cache | startswith("kmalloc"))))

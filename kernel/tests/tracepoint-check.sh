@@ -200,6 +200,41 @@ nb=$(awk '/ref_trace_final_put:/ { for (i = 1; i <= NF; i++) if (index($i, "ref=
 	END { m = 0; for (r in n) if (n[r] > m) m = n[r]; print m }' "$TMP.bench")
 [ "$nb" -ge 1000 ] || fail "bench: $nb final puts on its counter, expected 1000"
 
+# The same for a file_ref_t and an rcuref_t: each life cycle a birth and a
+# final put of that kind, from the driver, and nothing else on the counter.
+for type in file_ref rcuref; do
+	perf record -q -e ref_trace:ref_trace_set -e ref_trace:ref_trace_final_put -a -o "$DATA" -- \
+		sh -c "echo 'bench 1000 $type' > $DIR/control" >"$TMP.rec" 2>&1 ||
+		fail "perf record around bench $type failed: $(cat "$TMP.rec")"
+	grep -q '^bench n=1000 ' "$DIR/status" || fail "bench $type: unexpected status: $(cat "$DIR/status")"
+	perf script -i "$DATA" -F event,trace >"$TMP.bench" 2>"$TMP.err" ||
+		fail "perf script failed: $(cat "$TMP.err")"
+	# the births come from the driver (the init is inlined there), the
+	# final puts from the type's out-of-line slow path: the same counter
+	counts=$(awk -v kind="kind=$type" '
+		/ref_trace_(set|final_put):/ {
+			ref = ""; k = ""
+			for (i = 1; i <= NF; i++) {
+				if (index($i, "ref=") == 1) ref = $i
+				if (index($i, "kind=") == 1) k = $i
+			}
+			if ($0 ~ /ref_trace_set:/ && $0 ~ /caller=test_refleak_/) {
+				set[ref]++
+				if (k != kind) bad = k
+			} else if ($0 ~ /ref_trace_final_put:/) {
+				put[ref]++
+				putk[ref] = k
+			}
+		}
+		END { m = 0
+			for (r in set) if (set[r] > m) { m = set[r]; best = r }
+			if (bad != "") { print "births of " bad; exit }
+			if (m && putk[best] != kind) { print "final puts of " putk[best]; exit }
+			print m, put[best] + 0 }' "$TMP.bench")
+	[ "$counts" = "1000 1000" ] ||
+		fail "bench $type: births and final puts of its counter: $counts, expected 1000 1000"
+done
+
 # ref_trace_ref, filtered on the cache of the hand-off scenario
 grep -q 'ref_trace:ref_trace_ref' "$TMP.list" || fail "ref_trace:ref_trace_ref absent (series without the get/put patch?)"
 perf record -q -e ref_trace:ref_trace_ref --filter 'cache == "test_refleak_refs"' -a -o "$DATA" -- \

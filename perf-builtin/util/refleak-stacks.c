@@ -226,7 +226,7 @@ static bool rl_helper_name(const char *name)
 {
 	static const char * const helpers[] = {
 		"__ref_trace_", "ref_trace_", "refcount_", "__refcount_", "kref_", "percpu_ref_",
-		"__do_trace_",
+		"file_ref_", "__file_ref_", "rcuref_", "__rcuref_", "__do_trace_",
 	};
 
 	return rl_starts_with_any(name, helpers, ARRAY_SIZE(helpers));
@@ -246,7 +246,7 @@ static bool rl_noise_name(const char *name)
 		"perf_trace_run_bpf_submit", "trace_event_raw_event_", "__traceiter_",
 		"__do_trace_",
 		"__ref_trace_", "ref_trace_", "refcount_", "__refcount_", "percpu_ref_put",
-		"kref_",
+		"kref_", "file_ref_", "__file_ref_", "rcuref_", "__rcuref_",
 		"kmem_cache_alloc", "kmem_cache_zalloc", "__kmalloc", "kmalloc", "_kmalloc",
 		"_kzalloc", "kzalloc", "__kmem_cache", "kmem_cache_free", "kfree", "kvfree",
 		"kvmalloc", "__kvmalloc", "slab_", "___slab_", "__slab_",

@@ -33,6 +33,7 @@
 #include <linux/errqueue.h>
 #include <linux/filter.h>
 #include <linux/genetlink.h>
+#include <linux/loop.h>
 #include <linux/mptcp.h>
 #include <linux/net_tstamp.h>
 #include <linux/netlink.h>
@@ -46,7 +47,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -86,6 +89,12 @@
 #define PING_GID	4242	/* a supplementary group in a 1-gid range */
 
 #define NH_NET		0x0a400000u	/* 10.64.0.0/10: the routes' /32s */
+
+#ifndef PR_TIMER_CREATE_RESTORE_IDS
+#define PR_TIMER_CREATE_RESTORE_IDS	77
+#define PR_TIMER_CREATE_RESTORE_IDS_OFF	0
+#define PR_TIMER_CREATE_RESTORE_IDS_ON	1
+#endif
 
 static const char *case_name = "trigger";
 
@@ -1126,6 +1135,86 @@ static void case_mptcp_join(int n)
 	close(nl_fd);
 }
 
+/*
+ * loop-backing-file: LOOP_SET_FD with a backing file the loop driver
+ * refuses (a directory: no read_iter).  loop_configure() takes a
+ * reference on the file with fget() before it validates it, and must put
+ * it on the -EINVAL return.  The trigger then closes the directory; the
+ * file's counter keeps the leaked reference.  The normal path: the same
+ * directory opened and closed, without the ioctl.
+ */
+static void case_loop(int n)
+{
+	const char *dir = getenv("TMPDIR");
+	int loop, fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	loop = open("/dev/loop0", O_RDWR | O_CLOEXEC);
+	if (loop < 0) {
+		if (errno == ENOENT || errno == ENXIO || errno == ENODEV)
+			unsupported("/dev/loop0 (CONFIG_BLK_DEV_LOOP)");
+		fail("/dev/loop0");
+	}
+	for (int i = 0; i < 2 * n; i++) {
+		bool set_fd = i % 2;	/* the normal path first */
+
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			fail(dir);
+		if (set_fd) {
+			if (ioctl(loop, LOOP_SET_FD, fd) == 0)
+				quit(1, "LOOP_SET_FD with a directory succeeded, "
+				     "expected EINVAL");
+			if (errno != EINVAL)
+				fail("ioctl(LOOP_SET_FD)");
+		}
+		if (close(fd) < 0)
+			fail("close");
+	}
+	close(loop);
+}
+
+/*
+ * posix-timer-restore-id: with PR_TIMER_CREATE_RESTORE_IDS on (CRIU's
+ * mode), timer_create() reads the timer ID it should get from
+ * *created_timer_id.  When that read faults, the function must not have
+ * allocated the timer yet.  The trigger passes an address that faults,
+ * and checks for EFAULT.  The normal path: a timer created and deleted
+ * with the mode off.  The raw system calls: libc's timer_create() keeps
+ * its own timer IDs.
+ */
+static void case_posix_timer(int n)
+{
+	timer_t *bad = (timer_t *)8;	/* never mapped */
+	timer_t id;
+
+	for (int i = 0; i < n; i++) {
+		if (syscall(SYS_timer_create, CLOCK_MONOTONIC, NULL, &id) < 0) {
+			if (missing_feature(errno))
+				unsupported("timer_create");
+			fail("timer_create");
+		}
+		if (syscall(SYS_timer_delete, id) < 0)
+			fail("timer_delete");
+
+		if (prctl(PR_TIMER_CREATE_RESTORE_IDS,
+			  PR_TIMER_CREATE_RESTORE_IDS_ON, 0, 0, 0) < 0) {
+			if (errno == EINVAL)
+				unsupported("prctl(PR_TIMER_CREATE_RESTORE_IDS)");
+			fail("prctl(PR_TIMER_CREATE_RESTORE_IDS)");
+		}
+		if (syscall(SYS_timer_create, CLOCK_MONOTONIC, NULL, bad) == 0)
+			quit(1, "timer_create with a faulting ID address "
+			     "succeeded, expected EFAULT");
+		if (errno != EFAULT)
+			fail("timer_create(faulting ID address)");
+		if (prctl(PR_TIMER_CREATE_RESTORE_IDS,
+			  PR_TIMER_CREATE_RESTORE_IDS_OFF, 0, 0, 0) < 0)
+			fail("prctl(PR_TIMER_CREATE_RESTORE_IDS_OFF)");
+	}
+}
+
 static const struct {
 	const char *name;
 	void (*run)(int n);
@@ -1139,6 +1228,8 @@ static const struct {
 	{ "udp-zerocopy-tstamp", case_udp_zerocopy },
 	{ "dl-boost-timer",	case_dl_boost },
 	{ "mptcp-join-connect-error", case_mptcp_join },
+	{ "loop-backing-file",	case_loop },
+	{ "posix-timer-restore-id", case_posix_timer },
 };
 
 int main(int argc, char **argv)
