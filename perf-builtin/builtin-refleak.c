@@ -1658,7 +1658,8 @@ static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 	 * leak of it is not found.  Said on every report, so that "no finding"
 	 * is not read as "no leak" for them.
 	 */
-	fprintf(fp, "# counters not followed: %s%satomic_t, lockref (objects only they count are not judged)\n",
+	fprintf(fp,
+		"# counters not followed: %s%satomic_t, lockref (objects only they count are not judged)\n",
 		rl_kernel_follows(rep, "file_ref") ? "" : "file_ref_t, ",
 		rl_kernel_follows(rep, "rcuref") ? "" : "rcuref_t, ");
 	if (st->nr_rcu_requests)
