@@ -1585,7 +1585,6 @@ static void rl_print_header(struct refleak_report *rep, FILE *fp)
 			!rep->all ? " --all for the possible findings" : " --json for scripts");
 }
 
-/* the counters the verdicts rest on, after the findings */
 /*
  * Whether the recording's kernel follows the counter type @kind ("file_ref",
  * "rcuref"): its ref_trace_set event names it among the values of its kind
@@ -1616,6 +1615,7 @@ static bool rl_kernel_follows(struct refleak_report *rep, const char *kind)
 	return false;
 }
 
+/* the counters the verdicts rest on, after the findings */
 static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns)
 {
 	const struct refleak_stats *st = refleak__stats(rep->rl);
