@@ -1979,6 +1979,48 @@ static const char * const refleak_usage[] = {
  * Open the input and get ready to read it: perf's checks of the file, the
  * tracepoint handlers, symbols, the filters.  0 or an exit status.
  */
+/*
+ * The caches a recording followed with every get and put: the filter of
+ * ref_trace_ref on the command line perf record keeps in the header
+ * ('record --refs' gives one 'cache ~ "<glob>"' per cache; a filter
+ * written by hand may use ==).  A counter of such a cache that took no
+ * get and no put between its birth and the end has no event of its own
+ * to say that it was followed.  In a pipe the header comes with the
+ * events, after this: the report then knows the caches by their events
+ * alone.
+ */
+static int rl_refs_recorded(struct refleak_report *rep)
+{
+	static const char * const ops[] = { "cache ~ \"", "cache == \"" };
+	struct perf_env *env = perf_session__env(rep->session);
+	int i, err = 0;
+	size_t o;
+
+	for (i = 0; env && i + 3 < env->nr_cmdline && !err; i++) {
+		const char * const *arg = env->cmdline_argv + i;
+
+		if (strcmp(arg[0], "-e") || strcmp(arg[1], REFLEAK_REF_TP) ||
+		    strcmp(arg[2], "--filter"))
+			continue;
+		for (o = 0; o < ARRAY_SIZE(ops) && !err; o++) {
+			const char *p = arg[3], *end;
+			char *glob;
+
+			while (!err && (p = strstr(p, ops[o])) != NULL) {
+				p += strlen(ops[o]);
+				end = strchr(p, '"');
+				if (!end)
+					break;
+				glob = strndup(p, end - p);
+				err = glob ? refleak__refs_recorded(rep->rl, glob) : -ENOMEM;
+				free(glob);
+				p = end + 1;
+			}
+		}
+	}
+	return err;
+}
+
 static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
 {
 	/* ordered events: the CPUs' ring buffers are merged in time order */
@@ -2053,6 +2095,10 @@ static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
 	/* the comm of tasks that allocated and exited, for the object listing */
 	symbol_conf.keep_exited_threads = true;
 	symbol__init(perf_session__env(rep->session));
+	if (rl_refs_recorded(rep)) {
+		pr_err("perf refleak: out of memory\n");
+		return RL_EXIT_FATAL;
+	}
 
 	/* filters: the events outside are still read, or the correlation breaks */
 	if (rep->time_str && perf_time__parse_for_ranges(rep->time_str, rep->session,

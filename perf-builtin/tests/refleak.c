@@ -1861,6 +1861,58 @@ static int test__refleak_refs_balanced_shape(struct test_suite *test __maybe_unu
 	return TEST_OK;
 }
 
+/*
+ * A leaked object whose counter took no get and no put: its birth is the
+ * reference never put, but only a recording known to have followed its
+ * cache can say so (refleak__refs_recorded(), from the command line in the
+ * header); without that, no event of the cache says it was followed.
+ */
+static int test__refleak_refs_birth_only(struct test_suite *test __maybe_unused,
+					 int subtest __maybe_unused)
+{
+	struct refleak_group *g;
+	struct refleak_unput *u;
+	int followed;
+
+	for (followed = 0; followed < 2; followed++) {
+		struct refleak *rl = new_refs_engine();
+		u32 s_set, s_put;
+		u64 now = T0;
+		int i;
+
+		TEST_ASSERT_VAL("engine", rl);
+		if (followed)
+			TEST_ASSERT_VAL("glob", !refleak__refs_recorded(rl, "x") &&
+						!refleak__refs_recorded(rl, "[a-c]"));
+		s_set = stack_of(rl, FN(3) + 0x10, FN(2) + 0x10, 0, 0);
+		s_put = stack_of(rl, FN(7) + 0x10, FN(2) + 0x20, 0, 0);
+		for (i = 0; i < 6; i++) {
+			u64 obj = 0x100000 + i * 0x1000, ref = obj + 8;
+
+			ev_alloc_pid(rl, now += MS, obj, SITE_L, 1, 100);
+			ev_set_at(rl, now += MS, ref, 1, s_set);
+			if (i % 2)
+				continue;
+			ev_put(rl, now += MS, ref, s_put);
+			ev_free(rl, now += MS, obj, "c", 0);
+		}
+		refleak__exit(rl, 100, now += MS);
+		finish(rl, now + 5 * SEC);
+
+		g = only_group(rl, REFLEAK_LIKELY_LEAK);
+		TEST_ASSERT_VAL("three likely leaks", g && g->count == 3);
+		TEST_ASSERT_VAL("followed only when the recording says so",
+				g->site->refs_traced == followed);
+		u = followed ? only_unput(g) : NULL;
+		TEST_ASSERT_VAL("the birth, certain, in the three",
+				!followed || (u && u->nr_objects == 3 && u->refs == 1 &&
+					      u->certain && u->nr_stacks == 1 &&
+					      u->stacks[0].stack == s_set));
+		refleak__delete(rl);
+	}
+	return TEST_OK;
+}
+
 static struct test_case tests__refleak[] = {
 	TEST_CASE("balanced object", refleak_balanced),
 	TEST_CASE("one object per class", refleak_classes),
@@ -1897,6 +1949,8 @@ static struct test_case tests__refleak[] = {
 		  refleak_refs_keeping_counter),
 	TEST_CASE("refs: the balanced objects' shape names the error path's get",
 		  refleak_refs_balanced_shape),
+	TEST_CASE("refs: a counter never got nor put, in a cache the recording followed",
+		  refleak_refs_birth_only),
 	{ .name = NULL, }
 };
 

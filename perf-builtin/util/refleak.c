@@ -49,6 +49,7 @@
 #include "hashmap.h"
 #include "refleak.h"
 #include "refleak-refs.h"
+#include "string2.h"
 
 #define REFLEAK_MAX_OFFSETS	16
 /* counters followed per object (task_struct has three refcount_t) */
@@ -211,8 +212,11 @@ struct refleak {
 	size_t			alloc_lost;
 	bool			lost_sorted;
 	bool			lost_unknown;
-	/* caches seen in ref_trace_ref (interned name -> 1) */
+	/* caches whose gets and puts were recorded, or not (interned name -> RL_CACHE_*) */
 	struct hashmap		*traced_caches;
+	/* the caches (globs) the recording says it followed with ref_trace_ref */
+	char			**refs_recorded;
+	size_t			nr_refs_recorded;
 	struct rl_pending	*pending;
 	size_t			nr_pending;
 	size_t			alloc_pending;
@@ -485,6 +489,9 @@ void refleak__delete(struct refleak *rl)
 	hashmap__free(rl->handed_on);
 	hashmap__free(rl->rcu_pending);
 	hashmap__free(rl->traced_caches);
+	for (i = 0; i < rl->nr_refs_recorded; i++)
+		free(rl->refs_recorded[i]);
+	free(rl->refs_recorded);
 	for (i = 0; i < rl->nr_pending; i++)
 		refleak_ledger__delete(rl->pending[i].ledger);
 	free(rl->pending);
@@ -865,9 +872,48 @@ static enum refleak_class rl_anomaly_class(const struct rl_obj *o)
 	}
 }
 
+enum { RL_CACHE_TRACED = 1, RL_CACHE_UNTRACED };
+
+int refleak__refs_recorded(struct refleak *rl, const char *cache_glob)
+{
+	char **grown = realloc(rl->refs_recorded,
+			       (rl->nr_refs_recorded + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	rl->refs_recorded = grown;
+	grown[rl->nr_refs_recorded] = strdup(cache_glob);
+	if (!grown[rl->nr_refs_recorded])
+		return -ENOMEM;
+	rl->nr_refs_recorded++;
+	return 0;
+}
+
+/*
+ * Were the gets and puts of @cache's counters recorded?  Yes if one of its
+ * ref_trace_ref events was seen, or if the recording names the cache
+ * among those it followed: a counter that took no get and no put between
+ * its birth and the end has no event of its own to say so.  The answer
+ * from the names is looked up once per cache.
+ */
 static bool rl_cache_traced(struct refleak *rl, const char *cache)
 {
-	return cache && hashmap__find(rl->traced_caches, (long)cache, NULL);
+	long v;
+	size_t i;
+
+	if (!cache)
+		return false;
+	if (hashmap__find(rl->traced_caches, (long)cache, &v))
+		return v == RL_CACHE_TRACED;
+	if (!rl->nr_refs_recorded)
+		return false;
+	v = RL_CACHE_UNTRACED;
+	for (i = 0; i < rl->nr_refs_recorded; i++)
+		if (strglobmatch(cache, rl->refs_recorded[i]))
+			v = RL_CACHE_TRACED;
+	/* a failed add only costs the same lookup again */
+	hashmap__add(rl->traced_caches, (long)cache, v);
+	return v == RL_CACHE_TRACED;
 }
 
 /*
@@ -1600,9 +1646,12 @@ int refleak__ref(struct refleak *rl, const struct refleak_ref_ev *ev)
 		rl->stats.nr_unmatched_ref++;
 		return 0;
 	}
-	if (!rl_cache_traced(rl, o->site->cache) &&
-	    hashmap__add(rl->traced_caches, (long)o->site->cache, 1))
-		return -ENOMEM;
+	if (!rl_cache_traced(rl, o->site->cache)) {
+		err = hashmap__set(rl->traced_caches, (long)o->site->cache, RL_CACHE_TRACED,
+				   NULL, NULL);
+		if (err)
+			return err;
+	}
 	offset = ev->obj - o->start;
 	if (!o->ledger && o->set_count > 0 && o->set_offset == offset) {
 		err = refleak_ledger__birth(&o->ledger, offset, o->set_stack, o->set_count);

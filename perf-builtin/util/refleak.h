@@ -387,6 +387,12 @@ int refleak__final_put(struct refleak *rl, const struct refleak_put_ev *ev);
 int refleak__set(struct refleak *rl, const struct refleak_set_ev *ev);
 int refleak__anomaly(struct refleak *rl, const struct refleak_anomaly_ev *ev);
 int refleak__ref(struct refleak *rl, const struct refleak_ref_ev *ev);
+/*
+ * The recording followed every get and put of the caches matching
+ * @cache_glob ('record --refs'): their objects' references are named
+ * even when one took no get or put, its birth then being the reference.
+ */
+int refleak__refs_recorded(struct refleak *rl, const char *cache_glob);
 /* process pid exited at time (its last thread) */
 int refleak__exit(struct refleak *rl, int pid, u64 time);
 /* process ppid forked process pid at time */
