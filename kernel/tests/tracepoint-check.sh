@@ -282,4 +282,4 @@ END {
 	exit bad
 }' "$TMP.hrefs" "$TMP.gp" >"$TMP.out" || fail "ref_trace_ref: $(cat "$TMP.out")"
 ngp=$(grep -c 'ref_trace_ref:' "$TMP.gp")
-pass "$N balanced objects: one set and one final put each; double_put: final put + sub_uaf anomaly ($total events in all); $N kfree_rcu objects: one kmem:kfree_rcu each from the driver; bench: 1000 final puts on its counter; ref_trace_ref: $ngp events, all of test_refleak_refs, a get and a put per handoff object"
+pass "$N balanced objects: one set and one final put each; double_put: final put + sub_uaf anomaly ($total events in all); $N kfree_rcu objects: one kmem:kfree_rcu each from the driver; bench: 1000 final puts on its counter, 1000 births and final puts of a file_ref_t and of an rcuref_t; ref_trace_ref: $ngp events, all of test_refleak_refs, a get and a put per handoff object"
