@@ -3,9 +3,11 @@
 # with CONFIG_REF_TRACE=y (and CONFIG_REF_TRACE_REFS=y, then =n) and
 # CONFIG_REF_TRACE=n, without a warning, and W=1 clean on the
 # .c files each patch touches; perf builds at every commit of the perf
-# series; then the whole kernel series with CONFIG_TRACEPOINTS=n.  Small kernel (tinyconfig + kernel/configs/*.config),
-# in a work tree and object directories of its own.  Not part of 'make
-# check' (about 30 minutes here, mostly ccache hits).
+# series; then the whole kernel series with CONFIG_TRACEPOINTS=n.  Small
+# kernel (tinyconfig + kernel/configs/*.config), in a work tree and object
+# directories of its own.  Not part of 'make check' (about 30 minutes here,
+# mostly ccache hits).  SERIES_FROM=<n> and SERIES_TO=<m> build patches n
+# to m only (SERIES_TO skips the perf series and CONFIG_TRACEPOINTS=n).
 . "$(dirname "$0")/lib.sh"
 tree=$("$TOP/scripts/assemble-tree.sh")
 wt=$CACHE/tree-series-$KEY
