@@ -46,6 +46,14 @@ if [ -x ./balanced ]; then
 		sleep 1
 		i=$((i + 1))
 	done
+	# The same, its objects followed in the kernel (record -b).
+	run balanced-bpf-record perf refleak record -b -o "$res/balanced-bpf.data" --settle 3 -- \
+		./balanced -t 20 -s 0 -H
+	i=0
+	while pidof balanced-hold > /dev/null && [ $i -lt 40 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
 fi
 
 # perf refleak's own tests: the engine's C unit test and the shell test.

@@ -14,6 +14,7 @@
  */
 #include "builtin.h"
 
+#include "util/bpf_refleak.h"
 #include "util/callchain.h"
 #include "util/color.h"
 #include "util/config.h"
@@ -154,6 +155,14 @@ struct refleak_report {
 	bool			has_set_event;
 	bool			has_kmem_event;
 	bool			has_callchain;
+	/*
+	 * Recorded with -b: the samples of objects not balanced, written at
+	 * the end with the times of their events, and the kernel's sums
+	 */
+	bool			bpf_recording;
+	u64			nr_bpf_sites;
+	u64			nr_bpf_balanced;
+	struct refleak_bpf_misses_rec bpf_misses;
 	/* options */
 	const char		*input_name;
 	const char		*sort_keys;
@@ -623,6 +632,61 @@ static int rl_set_handlers(struct perf_session *session)
 						  ARRAY_SIZE(assocs));
 }
 
+static bool rl_is_bpf_event(struct evsel *evsel)
+{
+	return evsel__is_bpf_output(evsel) && evsel__name_is(evsel, REFLEAK_BPF_EVENT);
+}
+
+/* a -b recording's sums of balanced objects, and what the kernel missed */
+static int rl_on_bpf_record(struct refleak_report *rep, struct perf_sample *sample)
+{
+	const struct refleak_bpf_site_rec *rec = sample->raw_data;
+	const struct refleak_bpf_misses_rec *misses = sample->raw_data;
+	struct refleak_site_sum sum;
+	char cache[REFLEAK_BPF_CACHE_NAME];
+	u64 nr = 0;
+	int i;
+
+	if (sample->raw_size >= sizeof(*misses) && misses->type == REFLEAK_BPF_REC_MISSES) {
+		rep->bpf_misses = *misses;
+		for (i = 0; i < REFLEAK_BPF_NR_MISSES; i++)
+			nr += misses->nr[i];
+		/* the verdicts of objects alive then are uncertain, as with lost events */
+		if (nr)
+			refleak__lost(rep->rl, misses->first_ns, misses->last_ns, nr);
+		return 0;
+	}
+	if (sample->raw_size < sizeof(*rec) || rec->type != REFLEAK_BPF_REC_SITE ||
+	    rec->nr_ips > PERF_MAX_STACK_DEPTH ||
+	    sample->raw_size < sizeof(*rec) + rec->nr_ips * sizeof(u64)) {
+		rep->nr_bad_samples++;
+		return 0;
+	}
+	memcpy(cache, rec->cache, sizeof(cache));
+	cache[sizeof(cache) - 1] = '\0';
+	sum = (struct refleak_site_sum){
+		.call_site		= rec->call_site,
+		.cache			= cache,
+		.stack			= rec->nr_ips ? refleak__intern_stack(rep->rl, rec->ips,
+									      rec->nr_ips) : 0,
+		.nr_balanced		= rec->nr_balanced,
+		.nr_died		= rec->nr_died,
+		.died_first_ns		= rec->died_first_ns,
+		.died_last_ns		= rec->died_last_ns,
+		.max_life_ns		= rec->max_life_ns,
+		.nr_freed_after_zero	= rec->nr_freed_after_zero,
+		.nr_freed_live_ctr	= rec->nr_freed_live_ctr,
+		.nr_freed_all_zero	= rec->nr_freed_all_zero,
+		.max_freed_put_ns	= rec->max_freed_put_ns,
+		.max_put_free_ns	= rec->max_put_free_ns,
+		.put_offset		= rec->put_offset,
+		.nr_puts_at_offset	= rec->nr_puts_at_offset,
+	};
+	rep->nr_bpf_sites++;
+	rep->nr_bpf_balanced += rec->nr_balanced;
+	return refleak__site_sum(rep->rl, &sum);
+}
+
 static int process_sample_event(const struct perf_tool *tool,
 				union perf_event *event,
 				struct perf_sample *sample,
@@ -635,6 +699,13 @@ static int process_sample_event(const struct perf_tool *tool,
 	rl_handler_t handler;
 	int err;
 
+	if (evsel && rl_is_bpf_event(evsel)) {
+		rep->bpf_recording = true;
+		err = rl_on_bpf_record(rep, sample);
+		if (err)
+			pr_err("perf refleak: out of memory\n");
+		return err;
+	}
 	if (!evsel || !evsel->handler)
 		return 0;
 	info = evsel->priv;
@@ -736,6 +807,12 @@ static int process_finished_round(const struct perf_tool *tool, union perf_event
 
 	rep->samples_at_last_round =
 		evlist__stats(rep->session->evlist)->nr_events[PERF_RECORD_SAMPLE];
+	/*
+	 * A -b recording's samples come after its rounds, with the times of
+	 * their events: the whole file is sorted before it is delivered.
+	 */
+	if (rep->bpf_recording)
+		return 0;
 	return perf_event__process_finished_round(tool, event, oe);
 }
 
@@ -1616,6 +1693,22 @@ static bool rl_kernel_follows(struct refleak_report *rep, const char *kind)
 }
 
 /* the counters the verdicts rest on, after the findings */
+/* what the kernel kept of a -b recording, and what it missed */
+static void rl_print_bpf_footer(struct refleak_report *rep, FILE *fp)
+{
+	static const char * const miss_names[REFLEAK_BPF_NR_MISSES] = {
+		"object map full", "counter map full", "object log full",
+		"report map full", "site map full", "stack map full", "nested programs",
+	};
+	const struct refleak_bpf_misses_rec *m = &rep->bpf_misses;
+
+	fprintf(fp, "# recorded with -b: %" PRIu64 " balanced objects summed in the kernel (%" PRIu64
+		" sites); counters born in no object followed: %" PRIu64 "\n",
+		rep->nr_bpf_balanced, rep->nr_bpf_sites, m->nr_unplaced_sets);
+	rl_print_list(fp, "# missed in the kernel: ", miss_names, m->nr,
+		      REFLEAK_BPF_NR_MISSES, true);
+}
+
 static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns)
 {
 	const struct refleak_stats *st = refleak__stats(rep->rl);
@@ -1681,6 +1774,8 @@ static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 		fprintf(fp, "# samples with their CPU's previous timestamp: %" PRIu64 "%s\n",
 			rep->nr_same_time,
 			" (the kernel's clock stood still: the order of events of different CPUs is not known there)");
+	if (rep->bpf_recording)
+		rl_print_bpf_footer(rep, fp);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1966,6 +2061,9 @@ static bool rl_scan_evlist(struct refleak_report *rep)
 		if (evsel->core.attr.sample_type & PERF_SAMPLE_CALLCHAIN)
 			rep->has_callchain = true;
 	}
+	evlist__for_each_entry(rep->session->evlist, evsel)
+		if (rl_is_bpf_event(evsel))
+			rep->bpf_recording = true;
 	return rep->has_kmem_event;
 }
 
@@ -2631,15 +2729,42 @@ static int rl_record_events(const char **rec_argv, int rec_argc, bool kmem_only,
 	return rec_argc;
 }
 
+/*
+ * -b: the BPF programs need a perf built with them and a kernel with BTF.
+ * 0 or the exit status.
+ */
+static int rl_record_bpf(const struct refleak_bpf_opts *opts, bool kmem_only, const char *refs)
+{
+	if (kmem_only || refs) {
+		pr_err("perf refleak record: -b follows the life cycle events only: not with %s\n",
+		       kmem_only ? "--kmem-only" : "--refs");
+		return RL_EXIT_USAGE;
+	}
+	if (refleak_bpf_enable(opts)) {
+		pr_err("perf refleak record: -b needs a perf built with BPF skeletons (clang and BUILD_BPF_SKEL=1); record without -b\n");
+		return RL_EXIT_FATAL;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		pr_err("perf refleak record: -b needs the kernel's BTF (/sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF=y); record without -b\n");
+		return RL_EXIT_FATAL;
+	}
+	return 0;
+}
+
 static int rl_record(int argc, const char **argv)
 {
 	const char *settle = REFLEAK_DEFAULT_SETTLE;
+	struct refleak_bpf_opts bpf_opts = { .nr_entries = REFLEAK_BPF_DEFAULT_ENTRIES, };
 	const char *refs = NULL;
 	char *refs_filter = NULL;
 	const char **rec_argv;
-	bool kmem_only = false;
+	bool kmem_only = false, bpf = false;
 	int i, rec_argc, cmd = 0, ret;
 	const struct option options[] = {
+	OPT_BOOLEAN('b', "bpf", &bpf,
+		    "follow the objects in the kernel (BPF): only what is not balanced is written"),
+	OPT_UINTEGER(0, "map-nr-entries", &bpf_opts.nr_entries,
+		     "with -b: how many live objects can be followed"),
 	OPT_BOOLEAN(0, "kmem-only", &kmem_only,
 		    "record the kmem events alone (a kernel without " REFLEAK_KCONFIG ")"),
 	OPT_STRING(0, "settle", &settle, "seconds",
@@ -2669,6 +2794,8 @@ static int rl_record(int argc, const char **argv)
 	}
 
 	ret = rl_record_check(kmem_only, refs, &refs_filter);
+	if (!ret && bpf)
+		ret = rl_record_bpf(&bpf_opts, kmem_only, refs);
 	if (ret) {
 		free(refs_filter);
 		return ret;
@@ -2692,7 +2819,17 @@ static int rl_record(int argc, const char **argv)
 		rec_argv[rec_argc++] = "-g";
 		rec_argv[rec_argc++] = "--kernel-callchains";
 	}
-	if (!rl_has_opt(argc - 1, argv + 1, "-m", "--mmap-pages")) {
+	if (bpf) {
+		/*
+		 * The events are in the recording for their formats, never
+		 * enabled: the programs take them.  Its samples are stamped
+		 * with their clock.
+		 */
+		rec_argv[rec_argc++] = "-D";
+		rec_argv[rec_argc++] = "-1";
+		rec_argv[rec_argc++] = "-k";
+		rec_argv[rec_argc++] = "monotonic";
+	} else if (!rl_has_opt(argc - 1, argv + 1, "-m", "--mmap-pages")) {
 		rec_argv[rec_argc++] = "-m";
 		rec_argv[rec_argc++] = "1024";
 	}

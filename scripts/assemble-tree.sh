@@ -120,7 +120,8 @@ register() {
 			[[ $file =~ $1 ]] || continue
 			line=$(printf '%b' "$val")
 			git show ":$file" > "$tmp/reg" 2>/dev/null || die "registration: no $file"
-			grep -qxF -- "$line" "$tmp/reg" && continue
+			# already there (an insert may span lines: its first non-empty one)
+			grep -qxF -- "$(grep -m1 . <<< "$line")" "$tmp/reg" && continue
 			grep -qxF -- "$after" "$tmp/reg" ||
 				die "registration: '$after' not found in $file"
 			awk -v a="$after" -v l="$line" '{ print } $0 == a && !done { print l; done = 1 }' \

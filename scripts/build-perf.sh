@@ -10,7 +10,8 @@ if [ "${1:-}" = --asan ]; then
 	obj=$PERF_ASAN_OBJ prefix=$PERF_ASAN_PREFIX link=$BUILD/perf-asan
 	# WERROR=0: gcc 12 warns maybe-uninitialized in perf's own util/ under the
 	# sanitizers; the regular build stays -Werror.
-	extra=(WERROR=0 EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+	# No BPF skeletons: the sanitized perf only reads files.
+	extra=(NO_BPF_SKEL=1 WERROR=0 EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 		LDFLAGS="-fsanitize=address,undefined")
 fi
 
@@ -42,6 +43,11 @@ if [ "${1:-}" != --asan ]; then
 	PATH=/usr/bin:/bin:$PATH locked make -s -C "$tree/tools/perf" O="$obj" prefix="$prefix" \
 		"${PERF_MAKE_OPTS[@]}" install-man >"$obj/man.log" 2>&1 ||
 		{ tail -20 "$obj/man.log" >&2; die "perf man pages failed (log: $obj/man.log)"; }
+fi
+# perf's build quietly leaves the skeletons out when clang or its BPF
+# target is missing: refuse such a perf rather than find out in the guest.
+if [ "${1:-}" != --asan ] && ! "$prefix/bin/perf" version --build-options | grep -q 'bpf_skeletons: \[ on'; then
+	die "perf was built without BPF skeletons (clang with the BPF target needed; log: $obj/build.log)"
 fi
 log "perf built in $(( $(date +%s) - start )) s"
 echo "$stamp" > "$prefix/.refleak-built"

@@ -8,6 +8,8 @@ packages=(
 	build-essential bc bison flex cpio xz-utils kmod pkg-config ccache
 	libelf-dev libdw-dev libtraceevent-dev libunwind-dev libslang2-dev
 	libzstd-dev libssl-dev libcap-dev libnuma-dev python3
+	# perf's BPF skeletons (clang, llvm-strip) and the guest kernel's BTF (pahole)
+	clang llvm dwarves
 	# checkpatch: scripts/spdxcheck.py imports ply and git (GitPython)
 	python3-ply python3-git
 	# perf man pages (perf help refleak)

@@ -22,9 +22,11 @@ JOBS=${JOBS:-$(nproc)}
 
 # perf build options. No libLLVM, libpython or libperl: they would make the
 # guest's initramfs several times larger and perf refleak needs none of them.
+# BPF skeletons are built (perf refleak record -b), with Debian's clang and
+# perf's in-tree libbpf and bpftool.
 # Rust objects cannot be read by Debian 12's llvm-ar (see README).
 PERF_MAKE_OPTS=(NO_RUST=1 NO_LIBLLVM=1 NO_LIBPYTHON=1 NO_LIBPERL=1
-	NO_CAPSTONE=1 NO_JEVENTS=1 NO_BPF_SKEL=1 LIBUNWIND=1
+	NO_CAPSTONE=1 NO_JEVENTS=1 BUILD_BPF_SKEL=1 LIBUNWIND=1
 	NO_SDT=1)
 
 log() { printf '[%s] %s\n' "${0##*/}" "$*" >&2; }

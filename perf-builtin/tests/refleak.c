@@ -887,6 +887,59 @@ static int test__refleak_likely_siblings(struct test_suite *test __maybe_unused,
 }
 
 /*
+ * record -b: the kernel sums the balanced objects per allocation site and
+ * stack, and only the survivors reach the engine.  The siblings_died case
+ * above, its five balanced siblings given as their sum: the same verdict.
+ * Without the sum, the survivors have no sibling to have outlived.
+ */
+static int test__refleak_site_sum(struct test_suite *test __maybe_unused,
+				  int subtest __maybe_unused)
+{
+	struct refleak_site_sum sum = {
+		.call_site = SITE_A, .cache = "c", .nr_balanced = 5, .nr_died = 5,
+		.died_first_ns = T0 + 200 * MS, .died_last_ns = T0 + 1800 * MS,
+		.max_life_ns = 2 * MS, .nr_freed_after_zero = 5,
+		.max_freed_put_ns = T0 + 1802 * MS, .max_put_free_ns = 1,
+		.put_offset = 8, .nr_puts_at_offset = 5,
+	};
+	const struct refleak_stats *st;
+	struct refleak_group *g;
+	struct refleak *rl;
+	int i, with_sum;
+	u64 now;
+
+	for (with_sum = 0; with_sum < 2; with_sum++) {
+		rl = new_engine(true);
+		TEST_ASSERT_VAL("engine", rl);
+		sum.stack = alloc_stack(rl, SITE_A + 0x10);
+		if (with_sum)
+			TEST_ASSERT_VAL("sum taken", !refleak__site_sum(rl, &sum));
+		for (i = 0, now = T0; i < 10; i += 2, now += 400 * MS) {
+			ev_alloc_pid(rl, now, 0x90000 - i * 0x1000, SITE_A, sum.stack, 7);
+			ev_set(rl, now + 1, 0x90008 - i * 0x1000, 1);
+		}
+		st = finish(rl, now + 3 * SEC);
+		if (!with_sum) {
+			TEST_ASSERT_VAL("no sibling: outstanding",
+					!st->class_count[REFLEAK_LIKELY_LEAK] &&
+					st->class_count[REFLEAK_OUTSTANDING] == 5);
+			refleak__delete(rl);
+			continue;
+		}
+		g = only_group(rl, REFLEAK_LIKELY_LEAK);
+		TEST_ASSERT_VAL("the survivors are likely leaks", g && g->count == 5);
+		TEST_ASSERT_VAL("by siblings_died, from the sum",
+				g->nr_evidence[REFLEAK_EVIDENCE_SIBLINGS_DIED] == 5);
+		TEST_ASSERT_VAL("the summed siblings are balanced",
+				st->class_count[REFLEAK_BALANCED] == 5);
+		TEST_ASSERT_VAL("their counter offset is learned",
+				g->site->offset_known && g->site->ref_offset == 8);
+		refleak__delete(rl);
+	}
+	return TEST_OK;
+}
+
+/*
  * counter_left: objects with a main count (offset 8) and a passive count
  * (offset 16).  Balanced ones take both to zero and are freed; the leaked
  * ones put the main count and keep the passive one.
@@ -1932,6 +1985,7 @@ static struct test_case tests__refleak[] = {
 	TEST_CASE("likely leaks: siblings died young, survivors accumulating",
 		  refleak_likely_siblings),
 	TEST_CASE("likely leaks: one counter at zero, another never", refleak_likely_counter_left),
+	TEST_CASE("record -b: balanced objects given as their site's sum", refleak_site_sum),
 	TEST_CASE("anomalies are definite, with or without an allocation", refleak_anomalies),
 	TEST_CASE("counters born, revived, retired", refleak_lifecycle),
 	TEST_CASE("final put not freed: definite, or not yet", refleak_put_not_freed),

@@ -1662,6 +1662,47 @@ int refleak__ref(struct refleak *rl, const struct refleak_ref_ev *ev)
 	return err < 0 ? err : 0;
 }
 
+int refleak__site_sum(struct refleak *rl, const struct refleak_site_sum *sum)
+{
+	const char *cache = refleak__intern_str(rl, sum->cache);
+	struct refleak_site *site = cache ? rl_site(rl, sum->call_site, cache) : NULL;
+	struct rl_stack_life *st = rl_stack_life(rl, sum->stack);
+	struct rl_offsets *offs;
+	struct refleak_group *g;
+	u32 i;
+
+	if (!site)
+		return -ENOMEM;
+	site->nr_freed_after_zero += sum->nr_freed_after_zero;
+	site->nr_freed_live_ctr += sum->nr_freed_live_ctr;
+	site->nr_freed_all_zero += sum->nr_freed_all_zero;
+	site->max_freed_put_ns = max(site->max_freed_put_ns, sum->max_freed_put_ns);
+	site->max_put_free_ns = max(site->max_put_free_ns, sum->max_put_free_ns);
+	if (sum->nr_puts_at_offset) {
+		rl_site_learn(rl, site, sum->put_offset);
+		/* as many final puts there as the site had */
+		offs = rl_cache_offsets(rl, site->cache, false);
+		for (i = 0; offs && i < offs->nr; i++)
+			if (offs->off[i].offset == sum->put_offset)
+				offs->off[i].nr_puts += sum->nr_puts_at_offset - 1;
+	}
+	if (st && sum->nr_died) {
+		if (!st->nr_died || sum->died_first_ns < st->died_first_ns)
+			st->died_first_ns = sum->died_first_ns;
+		st->died_last_ns = max(st->died_last_ns, sum->died_last_ns);
+		st->max_life_ns = max(st->max_life_ns, sum->max_life_ns);
+		st->nr_died += sum->nr_died;
+	}
+	g = rl_group(site, REFLEAK_BALANCED);
+	if (!g)
+		return -ENOMEM;
+	g->count += sum->nr_balanced;
+	g->nr_born += sum->nr_balanced;
+	rl->stats.nr_alloc += sum->nr_balanced;
+	rl->stats.nr_free += sum->nr_balanced;
+	return 0;
+}
+
 int refleak__exit(struct refleak *rl, int pid, u64 time)
 {
 	rl->stats.nr_exits++;

@@ -403,6 +403,31 @@ int refleak__fork(struct refleak *rl, int ppid, int pid, u64 time);
  */
 void refleak__lost(struct refleak *rl, u64 start, u64 end, u64 nr);
 
+/*
+ * The objects of one allocation site and stack that a recording made with
+ * 'record -b' saw freed balanced, summed in the kernel: what
+ * refleak__free() would have learned from each of them.
+ */
+struct refleak_site_sum {
+	u64		call_site;
+	const char	*cache;
+	u32		stack;		/* the allocation stack, interned */
+	u64		nr_balanced;
+	u64		nr_died;	/* every counter at zero */
+	u64		died_first_ns;	/* ... the first allocated */
+	u64		died_last_ns;	/* ... the last allocated */
+	u64		max_life_ns;
+	u64		nr_freed_after_zero;
+	u64		nr_freed_live_ctr;
+	u64		nr_freed_all_zero;
+	u64		max_freed_put_ns;
+	u64		max_put_free_ns;
+	u64		put_offset;	/* where its final puts were */
+	u64		nr_puts_at_offset;
+};
+
+int refleak__site_sum(struct refleak *rl, const struct refleak_site_sum *sum);
+
 /* End of the recording: classify what is still live. */
 int refleak__finish(struct refleak *rl, u64 end_ns);
 

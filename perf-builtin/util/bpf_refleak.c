@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * perf refleak record -b: load refleak.bpf.c when perf record starts, and
+ * at its end write what the programs kept as the samples of the events
+ * the plain recording takes, so that 'perf refleak report' reads both the
+ * same way.
+ *
+ * Every sample is the record the kernel would have written for the
+ * event: its raw data laid out from the event's own format (the recording
+ * carries the formats), stamped with the event's time (perf record runs
+ * with the monotonic clock, bpf_ktime_get_ns()'s) and its kernel stack.
+ * The sums of the balanced objects and what the programs missed go as
+ * samples of the REFLEAK_BPF_EVENT bpf-output event.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <linux/err.h>
+#include <linux/string.h>
+#include <linux/perf_event.h>
+#include <linux/zalloc.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <event-parse.h>
+
+#include "util/bpf_refleak.h"
+#include "util/data.h"
+#include "util/debug.h"
+#include "util/evlist.h"
+#include "util/evsel.h"
+#include "util/hashmap.h"
+#include "util/machine.h"
+#include "util/map.h"
+#include "util/parse-events.h"
+#include "util/sample.h"
+#include "util/session.h"
+#include "util/symbol.h"
+#include "util/synthetic-events.h"
+#include "util/tracepoint.h"
+
+#include "util/bpf_skel/refleak_data.h"
+#include "util/bpf_skel/refleak.skel.h"
+
+#define RL_MAX_STACK	RL_BPF_MAX_STACK
+
+static struct refleak_bpf *skel;
+static struct refleak_bpf_opts rl_opts;
+static bool rl_enabled;
+
+int refleak_bpf_enable(const struct refleak_bpf_opts *opts)
+{
+	rl_opts = *opts;
+	rl_enabled = true;
+	return 0;
+}
+
+int refleak_bpf_prepare(struct evlist *evlist)
+{
+	u32 n;
+	int err;
+
+	if (!rl_enabled)
+		return 0;
+	if (parse_event(evlist, "bpf-output/name=" REFLEAK_BPF_EVENT "/")) {
+		pr_err("perf refleak: cannot add the %s event\n", REFLEAK_BPF_EVENT);
+		return -1;
+	}
+	skel = refleak_bpf__open();
+	if (!skel) {
+		pr_err("perf refleak: cannot open the BPF programs\n");
+		return -1;
+	}
+	n = rl_opts.nr_entries ?: REFLEAK_BPF_DEFAULT_ENTRIES;
+	bpf_map__set_max_entries(skel->maps.objects, n);
+	bpf_map__set_max_entries(skel->maps.counters, 2 * n);
+	bpf_map__set_max_entries(skel->maps.reports, n / 4 ?: 1);
+	bpf_map__set_max_entries(skel->maps.sites, n / 4 ?: 1);
+	if (!is_valid_tracepoint("kmem:kfree_rcu")) {
+		bpf_program__set_autoload(skel->progs.rl_kfree_rcu, false);
+		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_nested, false);
+	}
+
+	err = refleak_bpf__load(skel);
+	if (err) {
+		pr_err("perf refleak: cannot load the BPF programs (%d): a kernel with BTF (CONFIG_DEBUG_INFO_BTF) and the ref_trace events is needed\n",
+		       err);
+		goto out;
+	}
+	err = refleak_bpf__attach(skel);
+	if (err) {
+		pr_err("perf refleak: cannot attach the BPF programs (%d)\n", err);
+		goto out;
+	}
+	return 0;
+out:
+	refleak_bpf__destroy(skel);
+	skel = NULL;
+	return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* stacks: the BPF map's, without the frames of BPF and tracing        */
+
+struct rl_stack {
+	u32	nr;
+	u64	ips[RL_MAX_STACK];
+};
+
+struct rl_writer {
+	struct perf_session	*session;
+	struct machine		*machine;
+	struct hashmap		*stacks;	/* stack key -> struct rl_stack */
+	int			stacks_fd;
+	int			names_fd;
+	ssize_t			bytes;
+	int			err;
+	union perf_event	*event;
+	struct evsel		*evsel[RL_BPF_NR_EV_KINDS];
+	struct evsel		*bpf_evsel;
+	struct ip_callchain	*callchain;
+};
+
+static size_t rl_id_hash(long key, void *ctx __maybe_unused)
+{
+	return key;
+}
+
+static bool rl_id_equal(long a, long b, void *ctx __maybe_unused)
+{
+	return a == b;
+}
+
+/*
+ * The machinery that ran the program: the program itself (no symbol, or
+ * bpf_prog_*), bpf_trace_run*(), __bpf_trace_*() and __traceiter_*().
+ * The plain recording's stack starts in the function that hit the
+ * tracepoint: so does this one.
+ */
+static bool rl_machinery(struct rl_writer *w, u64 ip)
+{
+	struct map *map = NULL;
+	struct symbol *sym = machine__find_kernel_symbol(w->machine, ip, &map);
+
+	if (!sym)
+		return true;
+	return strstarts(sym->name, "bpf_") || strstarts(sym->name, "__bpf_trace_") ||
+	       strstarts(sym->name, "__traceiter_");
+}
+
+static const struct rl_stack *rl_stack(struct rl_writer *w, u64 key)
+{
+	struct rl_bpf_stack taken;
+	struct rl_stack *st;
+	u32 i, first = 0, nr;
+
+	if (!key)
+		return NULL;
+	if (hashmap__find(w->stacks, key, &st))
+		return st;
+	st = zalloc(sizeof(*st));
+	if (!st)
+		return NULL;
+	if (!bpf_map_lookup_elem(w->stacks_fd, &key, &taken)) {
+		nr = min_t(u32, taken.nr, RL_MAX_STACK);
+		/* the machinery is at the top: skip up to its last frame there */
+		for (i = 0; i < nr && i < 8; i++)
+			if (rl_machinery(w, taken.ips[i]))
+				first = i + 1;
+		st->nr = nr - first;
+		memcpy(st->ips, taken.ips + first, st->nr * sizeof(u64));
+	}
+	if (hashmap__add(w->stacks, key, st)) {
+		free(st);
+		return NULL;
+	}
+	return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* samples                                                             */
+
+struct rl_raw {
+	struct tep_event *tp;
+	u32	size;
+	u8	data[512];
+};
+
+static void rl_raw_init(struct rl_raw *r, struct tep_event *tp, u32 pid)
+{
+	struct tep_format_field *f;
+
+	memset(r, 0, sizeof(*r));
+	r->tp = tp;
+	for (f = tp->format.common_fields; f; f = f->next)
+		r->size = max(r->size, (u32)(f->offset + f->size));
+	for (f = tp->format.fields; f; f = f->next)
+		r->size = max(r->size, (u32)(f->offset + f->size));
+	if (r->size > sizeof(r->data))
+		r->size = sizeof(r->data);
+	f = tep_find_common_field(tp, "common_type");
+	if (f && f->size == 2)
+		*(u16 *)(r->data + f->offset) = tp->id;
+	f = tep_find_common_field(tp, "common_pid");
+	if (f && f->size == 4)
+		*(u32 *)(r->data + f->offset) = pid;
+}
+
+static void rl_raw_set(struct rl_raw *r, const char *name, u64 val)
+{
+	struct tep_format_field *f = tep_find_field(r->tp, name);
+
+	if (!f || (u32)(f->offset + f->size) > r->size)
+		return;
+	switch (f->size) {
+	case 1: *(u8 *)(r->data + f->offset) = val; break;
+	case 2: *(u16 *)(r->data + f->offset) = val; break;
+	case 4: *(u32 *)(r->data + f->offset) = val; break;
+	case 8: *(u64 *)(r->data + f->offset) = val; break;
+	default: break;
+	}
+}
+
+/* a __string field: its data after the fixed fields, located by (len << 16 | offset) */
+static void rl_raw_set_str(struct rl_raw *r, const char *name, const char *s)
+{
+	struct tep_format_field *f = tep_find_field(r->tp, name);
+	u32 len = strlen(s) + 1;
+
+	if (!f || !(f->flags & TEP_FIELD_IS_DYNAMIC) || f->size != 4 ||
+	    r->size + len > sizeof(r->data))
+		return;
+	*(u32 *)(r->data + f->offset) = len << 16 | r->size;
+	memcpy(r->data + r->size, s, len);
+	r->size += len;
+}
+
+static void rl_write_sample(struct rl_writer *w, struct evsel *evsel, u64 time, u32 pid,
+			    u32 tid, u32 cpu, u64 ip, const struct rl_stack *st,
+			    const void *raw, u32 raw_size)
+{
+	u64 type = evsel->core.attr.sample_type;
+	struct perf_sample sample = {
+		.ip = ip,
+		.pid = pid,
+		.tid = tid,
+		.time = time,
+		.cpu = cpu,
+		.period = 1,
+		.id = evsel->core.id ? evsel->core.id[0] : 0,
+		.stream_id = evsel->core.id ? evsel->core.id[0] : 0,
+		.raw_data = (void *)raw,
+		/* the raw data and its u32 size end on a u64 boundary */
+		.raw_size = PERF_ALIGN(raw_size + sizeof(u32), sizeof(u64)) - sizeof(u32),
+	};
+	size_t size;
+
+	if (w->err)
+		return;
+	w->callchain->nr = 0;
+	if (st) {
+		w->callchain->ips[0] = PERF_CONTEXT_KERNEL;
+		memcpy(w->callchain->ips + 1, st->ips, st->nr * sizeof(u64));
+		w->callchain->nr = st->nr + 1;
+	}
+	sample.callchain = w->callchain;
+	size = perf_event__sample_event_size(&sample, type, 0, 0);
+	w->event->header.type = PERF_RECORD_SAMPLE;
+	w->event->header.misc = PERF_RECORD_MISC_KERNEL;
+	w->event->header.size = size;
+	if (perf_event__synthesize_sample(w->event, type, 0, 0, &sample) ||
+	    perf_data_file__write(&w->session->data->file, w->event, size) < 0) {
+		pr_err("perf refleak: failed to write the recording: %m\n");
+		w->err = -1;
+		return;
+	}
+	w->bytes += size;
+}
+
+static const char *rl_cache_name(struct rl_writer *w, u64 cache, char *buf)
+{
+	if (bpf_map_lookup_elem(w->names_fd, &cache, buf))
+		strcpy(buf, "?");
+	buf[RL_BPF_CACHE_NAME - 1] = '\0';
+	return buf;
+}
+
+/* the sample of one event of an object, in its tracepoint's layout */
+static void rl_write_ev(struct rl_writer *w, const struct rl_bpf_obj *o,
+			const struct rl_bpf_ev *ev, u64 addr)
+{
+	struct evsel *evsel = ev->kind < RL_BPF_NR_EV_KINDS ? w->evsel[ev->kind] : NULL;
+	char name[RL_BPF_CACHE_NAME];
+	struct tep_event *tp;
+	struct rl_raw raw;
+
+	if (!evsel)
+		return;
+	tp = evsel__tp_format(evsel);
+	if (!tp)
+		return;
+	rl_raw_init(&raw, tp, ev->pid);
+	switch (ev->kind) {
+	case RL_BPF_KFREE:
+	case RL_BPF_KFREE_RCU:
+	case RL_BPF_CACHE_FREE:
+		rl_raw_set(&raw, "call_site", ev->caller);
+		rl_raw_set(&raw, "ptr", addr);
+		if (ev->kind == RL_BPF_CACHE_FREE)
+			rl_raw_set_str(&raw, "name", rl_cache_name(w, o->cache, name));
+		break;
+	case RL_BPF_SET:
+		rl_raw_set(&raw, "count", (u32)ev->value);
+		fallthrough;
+	case RL_BPF_FINAL_PUT:
+		rl_raw_set(&raw, "caller", ev->caller);
+		rl_raw_set(&raw, "ref", addr + ev->offset);
+		rl_raw_set(&raw, "kind", ev->ctr_kind);
+		break;
+	case RL_BPF_ANOMALY:
+		rl_raw_set(&raw, "caller", ev->caller);
+		rl_raw_set(&raw, "ref", addr + ev->offset);
+		rl_raw_set(&raw, "type", (u32)ev->value);
+		break;
+	default:
+		return;
+	}
+	rl_write_sample(w, evsel, ev->time, ev->pid, ev->tid, ev->cpu, ev->caller,
+			rl_stack(w, ev->stack), raw.data, raw.size);
+}
+
+static void rl_write_alloc(struct rl_writer *w, const struct rl_bpf_obj *o)
+{
+	struct evsel *evsel = w->evsel[o->kind];
+	char name[RL_BPF_CACHE_NAME];
+	struct tep_event *tp;
+	struct rl_raw raw;
+
+	if (!evsel)
+		return;
+	tp = evsel__tp_format(evsel);
+	if (!tp)
+		return;
+	rl_raw_init(&raw, tp, o->pid);
+	rl_raw_set(&raw, "call_site", o->call_site);
+	rl_raw_set(&raw, "ptr", o->ptr);
+	rl_raw_set(&raw, "bytes_req", o->size);
+	rl_raw_set(&raw, "bytes_alloc", o->size);
+	if (o->kind == RL_BPF_CACHE_ALLOC)
+		rl_raw_set_str(&raw, "name", rl_cache_name(w, o->cache, name));
+	rl_write_sample(w, evsel, o->time, o->pid, o->tid, o->cpu, o->call_site,
+			rl_stack(w, o->stack), raw.data, raw.size);
+}
+
+static void rl_write_object(struct rl_writer *w, const struct rl_bpf_obj *o)
+{
+	u32 i;
+
+	if (!(o->flags & RL_BPF_OBJ_ORPHAN))
+		rl_write_alloc(w, o);
+	for (i = 0; i < o->nr_log && i < RL_BPF_LOG; i++) {
+		/* the free comes before a late event */
+		if ((o->flags & RL_BPF_OBJ_FREED) && o->log[i].time > o->free.time)
+			break;
+		rl_write_ev(w, o, &o->log[i], (o->flags & RL_BPF_OBJ_ORPHAN) ? 0 : o->ptr);
+	}
+	if (o->flags & RL_BPF_OBJ_ORPHAN) {
+		/* ptr is the counter: its offset is 0 */
+		if (o->nr_log)
+			rl_write_ev(w, o, &o->log[0], o->ptr);
+		return;
+	}
+	if (o->flags & RL_BPF_OBJ_FREED)
+		rl_write_ev(w, o, &o->free, o->ptr);
+	for (; i < o->nr_log && i < RL_BPF_LOG; i++)
+		rl_write_ev(w, o, &o->log[i], o->ptr);
+}
+
+static void rl_write_objects(struct rl_writer *w, int fd, size_t key_size)
+{
+	u8 key[16], next[16];
+	struct rl_bpf_obj o;
+	void *prev = NULL;
+
+	while (!w->err && !bpf_map_get_next_key(fd, prev, next)) {
+		memcpy(key, next, key_size);
+		prev = key;
+		if (!bpf_map_lookup_elem(fd, key, &o))
+			rl_write_object(w, &o);
+	}
+}
+
+static void rl_write_sites(struct rl_writer *w)
+{
+	int fd = bpf_map__fd(skel->maps.sites);
+	struct rl_bpf_site_key key, *prev = NULL;
+	struct {
+		struct refleak_bpf_site_rec rec;
+		u64 ips[RL_MAX_STACK];
+	} r;
+	struct rl_bpf_site s;
+
+	while (!w->err && !bpf_map_get_next_key(fd, prev, &key)) {
+		const struct rl_stack *st;
+
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &s) || !s.nr_balanced)
+			continue;
+		memset(&r, 0, sizeof(r));
+		r.rec.type = REFLEAK_BPF_REC_SITE;
+		r.rec.call_site = key.call_site;
+		if (key.cache)
+			rl_cache_name(w, key.cache, r.rec.cache);
+		else
+			strcpy(r.rec.cache, "kmalloc");
+		r.rec.nr_balanced = s.nr_balanced;
+		r.rec.nr_died = s.nr_died;
+		r.rec.died_first_ns = s.died_first_ns;
+		r.rec.died_last_ns = s.died_last_ns;
+		r.rec.max_life_ns = s.max_life_ns;
+		r.rec.nr_freed_after_zero = s.nr_freed_after_zero;
+		r.rec.nr_freed_live_ctr = s.nr_freed_live_ctr;
+		r.rec.nr_freed_all_zero = s.nr_freed_all_zero;
+		r.rec.max_freed_put_ns = s.max_freed_put_ns;
+		r.rec.max_put_free_ns = s.max_put_free_ns;
+		r.rec.put_offset = s.put_offset;
+		r.rec.nr_puts_at_offset = s.nr_puts_at_offset;
+		st = rl_stack(w, key.stack);
+		if (st) {
+			r.rec.nr_ips = st->nr;
+			memcpy(r.ips, st->ips, st->nr * sizeof(u64));
+		}
+		rl_write_sample(w, w->bpf_evsel, s.died_last_ns, 0, 0, 0, key.call_site, NULL,
+				&r, sizeof(r.rec) + r.rec.nr_ips * sizeof(u64));
+	}
+}
+
+/*
+ * Events the kernel ran neither program of: a second one nested in the
+ * first (see RL_RUN() in refleak.bpf.c)
+ */
+static u64 rl_prog_misses(void)
+{
+	struct bpf_program *prog;
+	u64 nr = 0;
+
+	bpf_object__for_each_program(prog, skel->obj) {
+		struct bpf_prog_info info = {};
+		u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && strstr(bpf_program__name(prog), "_nested") &&
+		    !bpf_prog_get_info_by_fd(fd, &info, &len))
+			nr += info.recursion_misses;
+	}
+	return nr;
+}
+
+static void rl_write_misses(struct rl_writer *w, u64 end)
+{
+	struct refleak_bpf_misses_rec rec = { .type = REFLEAK_BPF_REC_MISSES, };
+	u64 recursion;
+	int i;
+
+	for (i = 0; i < RL_BPF_NR_MISSES && i < REFLEAK_BPF_NR_MISSES; i++)
+		rec.nr[i] = skel->bss->misses[i];
+	rec.first_ns = skel->bss->first_miss_ns;
+	rec.last_ns = skel->bss->last_miss_ns;
+	/* when is not known: the whole recording */
+	recursion = rl_prog_misses();
+	if (recursion) {
+		rec.nr[RL_BPF_MISS_NESTED] += recursion;
+		rec.first_ns = 0;
+		rec.last_ns = end;
+	}
+	rec.nr_unplaced_sets = skel->bss->nr_unplaced_sets;
+	/* first in time: the report knows which verdicts are uncertain before it makes them */
+	rl_write_sample(w, w->bpf_evsel, rec.first_ns ?: 1, 0, 0, 0, 0, NULL, &rec, sizeof(rec));
+}
+
+static const char * const rl_ev_names[RL_BPF_NR_EV_KINDS] = {
+	[RL_BPF_KMALLOC]	= "kmem:kmalloc",
+	[RL_BPF_CACHE_ALLOC]	= "kmem:kmem_cache_alloc",
+	[RL_BPF_KFREE]		= "kmem:kfree",
+	[RL_BPF_CACHE_FREE]	= "kmem:kmem_cache_free",
+	[RL_BPF_KFREE_RCU]	= "kmem:kfree_rcu",
+	[RL_BPF_SET]		= "ref_trace:ref_trace_set",
+	[RL_BPF_FINAL_PUT]	= "ref_trace:ref_trace_final_put",
+	[RL_BPF_ANOMALY]	= "ref_trace:ref_trace_anomaly",
+};
+
+ssize_t refleak_bpf_write(struct perf_session *session)
+{
+	struct rl_writer w = { .session = session, };
+	struct hashmap_entry *cur;
+	struct timespec now;
+	size_t bkt;
+	int i;
+
+	if (!skel)
+		return 0;
+	/* the maps stay as they are from here */
+	refleak_bpf__detach(skel);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+
+	w.machine = &session->machines.host;
+	w.stacks_fd = bpf_map__fd(skel->maps.stacks);
+	w.names_fd = bpf_map__fd(skel->maps.cache_names);
+	w.stacks = hashmap__new(rl_id_hash, rl_id_equal, NULL);
+	w.event = zalloc(PERF_SAMPLE_MAX_SIZE);
+	w.callchain = zalloc(sizeof(*w.callchain) + (RL_MAX_STACK + 1) * sizeof(u64));
+	w.bpf_evsel = evlist__find_evsel_by_str(session->evlist, REFLEAK_BPF_EVENT);
+	for (i = 0; i < RL_BPF_NR_EV_KINDS; i++)
+		w.evsel[i] = evlist__find_evsel_by_str(session->evlist, rl_ev_names[i]);
+	if (IS_ERR(w.stacks) || !w.event || !w.callchain || !w.bpf_evsel ||
+	    !w.evsel[RL_BPF_KMALLOC] || !w.evsel[RL_BPF_SET]) {
+		pr_err("perf refleak: cannot write what the BPF programs kept\n");
+		goto out;
+	}
+
+	rl_write_objects(&w, bpf_map__fd(skel->maps.objects), sizeof(u64));
+	rl_write_objects(&w, bpf_map__fd(skel->maps.reports), 2 * sizeof(u64));
+	rl_write_sites(&w);
+	rl_write_misses(&w, now.tv_sec * 1000000000ULL + now.tv_nsec);
+out:
+	if (!IS_ERR_OR_NULL(w.stacks)) {
+		hashmap__for_each_entry(w.stacks, cur, bkt)
+			free(cur->pvalue);
+		hashmap__free(w.stacks);
+	}
+	free(w.event);
+	free(w.callchain);
+	refleak_bpf__destroy(skel);
+	skel = NULL;
+	return w.bytes;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __PERF_BPF_REFLEAK_H
+#define __PERF_BPF_REFLEAK_H
+
+#include <errno.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+struct evlist;
+struct perf_session;
+
+/*
+ * perf refleak record -b: BPF programs follow refcounted objects in the
+ * kernel, and at the end of the recording the objects not balanced, and
+ * the sums of the balanced ones, are written into it as samples.
+ */
+
+/* the event whose samples carry the sums and the misses */
+#define REFLEAK_BPF_EVENT	"refleak-bpf"
+#define REFLEAK_BPF_DEFAULT_ENTRIES	65536
+
+enum refleak_bpf_rec_type {
+	REFLEAK_BPF_REC_SITE = 1,
+	REFLEAK_BPF_REC_MISSES,
+};
+
+#define REFLEAK_BPF_CACHE_NAME	32
+
+/* the balanced objects of one allocation site and stack (raw data) */
+struct refleak_bpf_site_rec {
+	u32	type;
+	u32	nr_ips;
+	u64	call_site;
+	char	cache[REFLEAK_BPF_CACHE_NAME];
+	u64	nr_balanced;
+	u64	nr_died;
+	u64	died_first_ns;
+	u64	died_last_ns;
+	u64	max_life_ns;
+	u64	nr_freed_after_zero;
+	u64	nr_freed_live_ctr;
+	u64	nr_freed_all_zero;
+	u64	max_freed_put_ns;
+	u64	max_put_free_ns;
+	u64	put_offset;
+	u64	nr_puts_at_offset;
+	u64	ips[];		/* the allocation stack, kernel frames */
+};
+
+#define REFLEAK_BPF_NR_MISSES	7
+
+/* what the programs could not keep (raw data) */
+struct refleak_bpf_misses_rec {
+	u32	type;
+	u32	pad;
+	u64	first_ns;
+	u64	last_ns;
+	u64	nr[REFLEAK_BPF_NR_MISSES];
+	u64	nr_unplaced_sets;
+};
+
+struct refleak_bpf_opts {
+	unsigned int	nr_entries;	/* live objects followed */
+};
+
+#ifdef HAVE_BPF_SKEL
+int refleak_bpf_enable(const struct refleak_bpf_opts *opts);
+int refleak_bpf_prepare(struct evlist *evlist);
+ssize_t refleak_bpf_write(struct perf_session *session);
+#else
+static inline int refleak_bpf_enable(const struct refleak_bpf_opts *opts __maybe_unused)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline int refleak_bpf_prepare(struct evlist *evlist __maybe_unused)
+{
+	return 0;
+}
+
+static inline ssize_t refleak_bpf_write(struct perf_session *session __maybe_unused)
+{
+	return 0;
+}
+#endif
+
+#endif /* __PERF_BPF_REFLEAK_H */

@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * perf refleak record -b: follow refcounted objects in the kernel.
+ *
+ * An object is followed from the birth of a counter inside it (the
+ * allocation is found among its CPU's latest ones) to its free.  An object
+ * freed with every counter at zero is balanced: it is summed into its
+ * allocation site and forgotten, and kept a while in a graveyard, so that a
+ * put after its free is still seen.  Objects that are not balanced (an
+ * anomaly, a double put, a put after free) are moved to a map of reports;
+ * objects still live at the end stay in theirs.  util/bpf_refleak.c reads
+ * the maps at the end and writes them as the samples the plain recording
+ * would have had: util/refleak.c judges both the same way.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <asm-generic/errno-base.h>
+
+#include "refleak_data.h"
+
+/* how far below a counter its object's start is looked for, in words */
+#define RL_PROBE_WORDS		512
+/* as util/refleak.c's REFLEAK_DEFAULT_GRAVEYARD_NS */
+#define RL_GRAVEYARD_NS		(10ULL * 1000 * 1000 * 1000)
+
+struct kmem_cache___rl {
+	unsigned int size;
+	const char *name;
+} __attribute__((preserve_access_index));
+
+/*
+ * Every map a program updates is preallocated: an element allocated or
+ * freed on demand may kmalloc() or kfree(), and so fire these programs
+ * inside themselves.
+ *
+ * The stacks of the objects followed, by a 64-bit hash of their frames: a
+ * stack trace map's buckets are its ids, and two stacks in one bucket
+ * fail, which thousands of allocation stacks do.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, struct rl_bpf_stack);
+	__uint(max_entries, 16384);
+} stacks SEC(".maps");
+
+/* a stack being taken, per nesting level */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct rl_bpf_stack);
+	__uint(max_entries, 2);
+} stack_scratch SEC(".maps");
+
+/* live followed objects, by start */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, struct rl_bpf_obj);
+	__uint(max_entries, 65536);
+} objects SEC(".maps");
+
+/* counter address -> the start of its live object */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, u64);
+	__uint(max_entries, 131072);
+} counters SEC(".maps");
+
+/* objects freed balanced, for a while: a later counter event is a use after free */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, u64);
+	__type(value, struct rl_bpf_obj);
+	__uint(max_entries, 4096);
+} graveyard SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, u64);
+	__type(value, u64);
+	__uint(max_entries, 8192);
+} grave_counters SEC(".maps");
+
+struct rl_report_key {
+	u64	addr;
+	u64	time;
+};
+
+/* objects that are not balanced, and anomalies on no object */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct rl_report_key);
+	__type(value, struct rl_bpf_obj);
+	__uint(max_entries, 16384);
+} reports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct rl_bpf_site_key);
+	__type(value, struct rl_bpf_site);
+	__uint(max_entries, 16384);
+} sites SEC(".maps");
+
+/* struct kmem_cache * -> its name */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, char[RL_BPF_CACHE_NAME]);
+	__uint(max_entries, 1024);
+} cache_names SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct rl_bpf_recent);
+	__uint(max_entries, 1);
+} recent SEC(".maps");
+
+/*
+ * The programs running on a CPU: how deep (an interrupt may run one inside
+ * another), and which (a bit per event, see RL_PROGS()).
+ */
+struct rl_cpu {
+	u32	depth;
+	u32	active;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct rl_cpu);
+	__uint(max_entries, 1);
+} cpu_state SEC(".maps");
+
+/* an object being built, per nesting level */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct rl_bpf_obj);
+	__uint(max_entries, 2);
+} scratch SEC(".maps");
+
+u64 misses[RL_BPF_NR_MISSES];
+u64 first_miss_ns;
+u64 last_miss_ns;
+u64 nr_unplaced_sets;	/* counters born in no object followed */
+
+static __always_inline void rl_miss(enum rl_bpf_miss what)
+{
+	u64 now = bpf_ktime_get_ns();
+
+	if (what >= RL_BPF_NR_MISSES)
+		return;
+	__sync_fetch_and_add(&misses[what], 1);
+	if (!first_miss_ns)
+		first_miss_ns = now;
+	last_miss_ns = now;
+}
+
+/*
+ * Each event has two programs, as the kernel runs no program inside
+ * itself: an event in an interrupt that came while the first one ran on
+ * its CPU is skipped for it (bpf_prog->active), and the second one, which
+ * otherwise does nothing, handles it.  A third level is counted as missed
+ * (the kernel counts it for the second program).  @call runs with @level,
+ * the nesting level, for the per-CPU scratch maps.
+ */
+#define RL_RUN(bit, nested, call)						\
+	do {									\
+		u32 zero = 0, mine, level;					\
+		struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);	\
+										\
+		if (!c || ((nested) && !(c->active & (1U << (bit)))))		\
+			break;							\
+		if (c->depth >= 2) {						\
+			rl_miss(RL_BPF_MISS_NESTED);				\
+			break;							\
+		}								\
+		mine = ~c->active & (1U << (bit));				\
+		c->active |= mine;						\
+		level = c->depth++;						\
+		call;								\
+		c->depth--;							\
+		c->active &= ~mine;						\
+	} while (0)
+
+#define RL_PROGS(tp, bit, call, args...)					\
+SEC("tp_btf/" #tp)								\
+int BPF_PROG(rl_##tp, args)							\
+{										\
+	RL_RUN(bit, false, call);						\
+	return 0;								\
+}										\
+										\
+SEC("tp_btf/" #tp)								\
+int BPF_PROG(rl_##tp##_nested, args)						\
+{										\
+	RL_RUN(bit, true, call);						\
+	return 0;								\
+}
+
+static __always_inline u64 rl_stack_key(const struct rl_bpf_stack *st)
+{
+	u64 h = 0xcbf29ce484222325ULL;
+	u32 i;
+
+	for (i = 0; i < RL_BPF_MAX_STACK && i < st->nr; i++) {
+		h = (h ^ st->ips[i]) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	return h ?: 1;
+}
+
+/* the key of a stack, kept in the stack map; 0: none */
+static __always_inline u64 rl_stack_save(const struct rl_bpf_stack *st)
+{
+	u64 key;
+	long err;
+
+	if (!st->nr)
+		return 0;
+	key = rl_stack_key(st);
+	if (bpf_map_lookup_elem(&stacks, &key))
+		return key;
+	err = bpf_map_update_elem(&stacks, &key, st, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		rl_miss(RL_BPF_MISS_STACKS);
+		return 0;
+	}
+	return key;
+}
+
+static __always_inline void rl_stack_take(void *ctx, struct rl_bpf_stack *st)
+{
+	long n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), 0);
+
+	st->nr = n > 0 ? n / sizeof(u64) : 0;
+	if (n <= 0)
+		rl_miss(RL_BPF_MISS_STACKS);
+}
+
+static __always_inline u64 rl_stack(void *ctx, u32 level)
+{
+	struct rl_bpf_stack *st = bpf_map_lookup_elem(&stack_scratch, &level);
+
+	if (!st)
+		return 0;
+	rl_stack_take(ctx, st);
+	return rl_stack_save(st);
+}
+
+static __always_inline void rl_ev_init(struct rl_bpf_ev *ev, void *ctx, u32 level, u8 kind,
+				       u64 caller)
+{
+	u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	ev->time = bpf_ktime_get_ns();
+	ev->caller = caller;
+	ev->pid = pid_tgid >> 32;
+	ev->tid = (u32)pid_tgid;
+	ev->stack = rl_stack(ctx, level);
+	ev->value = 0;
+	ev->offset = 0;
+	ev->cpu = bpf_get_smp_processor_id();
+	ev->kind = kind;
+	ev->ctr_kind = 0;
+}
+
+static __always_inline void rl_log(struct rl_bpf_obj *o, const struct rl_bpf_ev *ev)
+{
+	u32 i = __sync_fetch_and_add(&o->nr_log, 1);
+
+	if (i < RL_BPF_LOG)
+		o->log[i] = *ev;
+	else
+		rl_miss(RL_BPF_MISS_LOG);
+}
+
+static __always_inline void rl_alloc(void *ctx, u32 level, u8 kind, u64 call_site,
+				     const void *ptr, u64 size, struct kmem_cache___rl *s)
+{
+	u32 zero = 0, i;
+	struct rl_bpf_recent *r;
+	struct rl_bpf_alloc *a;
+	u64 pid_tgid, cache = (u64)s, addr = (u64)ptr;
+
+	if (!ptr)
+		return;
+	r = bpf_map_lookup_elem(&recent, &zero);
+	if (!r)
+		return;
+	if (s && !bpf_map_lookup_elem(&cache_names, &cache)) {
+		char name[RL_BPF_CACHE_NAME] = {};
+
+		bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(s, name));
+		bpf_map_update_elem(&cache_names, &cache, name, BPF_NOEXIST);
+	}
+	/* its memory is another object's now: no put after free on it */
+	bpf_map_delete_elem(&graveyard, &addr);
+	i = r->next++ % RL_BPF_RECENT;
+	a = &r->alloc[i];
+	pid_tgid = bpf_get_current_pid_tgid();
+	a->ptr = (u64)ptr;
+	a->size = size;
+	a->call_site = call_site;
+	a->cache = cache;
+	a->time = bpf_ktime_get_ns();
+	a->pid = pid_tgid >> 32;
+	a->tid = (u32)pid_tgid;
+	rl_stack_take(ctx, &a->stack);
+	a->cpu = bpf_get_smp_processor_id();
+	a->kind = kind;
+}
+
+RL_PROGS(kmalloc, RL_BPF_KMALLOC,
+	 rl_alloc(ctx, level, RL_BPF_KMALLOC, call_site, ptr, bytes_alloc, NULL),
+	 unsigned long call_site, const void *ptr, unsigned long bytes_req,
+	 unsigned long bytes_alloc)
+
+RL_PROGS(kmem_cache_alloc, RL_BPF_CACHE_ALLOC,
+	 rl_alloc(ctx, level, RL_BPF_CACHE_ALLOC, call_site, ptr, BPF_CORE_READ(s, size), s),
+	 unsigned long call_site, const void *ptr, struct kmem_cache___rl *s)
+
+static __always_inline struct rl_bpf_site *rl_site(struct rl_bpf_obj *o)
+{
+	struct rl_bpf_site_key key = {
+		.call_site = o->call_site,
+		.cache = o->cache,
+		.stack = o->stack,
+	};
+	struct rl_bpf_site zero = {}, *site;
+
+	site = bpf_map_lookup_elem(&sites, &key);
+	if (site)
+		return site;
+	if (bpf_map_update_elem(&sites, &key, &zero, BPF_NOEXIST) == -E2BIG) {
+		rl_miss(RL_BPF_MISS_SITES);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&sites, &key);
+}
+
+/* what util/refleak.c's refleak__free() learns from a balanced object */
+static __always_inline void rl_sum_balanced(struct rl_bpf_obj *o, bool any_put, bool live)
+{
+	struct rl_bpf_site *site = rl_site(o);
+	u64 life = o->free.time - o->time;
+	u32 i;
+
+	if (!site)
+		return;
+	__sync_fetch_and_add(&site->nr_balanced, 1);
+	if (!any_put) {
+		if (live)
+			__sync_fetch_and_add(&site->nr_freed_live_ctr, 1);
+		return;
+	}
+	__sync_fetch_and_add(&site->nr_freed_after_zero, 1);
+	if (o->last_put > site->max_freed_put_ns)
+		site->max_freed_put_ns = o->last_put;
+	if (o->free.time - o->last_put > site->max_put_free_ns)
+		site->max_put_free_ns = o->free.time - o->last_put;
+	for (i = 0; i < RL_BPF_MAX_CTRS && i < o->nr_ctrs; i++) {
+		if (o->ctrs[i].nr_puts) {
+			if (!site->nr_puts_at_offset)
+				site->put_offset = o->ctrs[i].offset;
+			if (site->put_offset == o->ctrs[i].offset)
+				__sync_fetch_and_add(&site->nr_puts_at_offset, 1);
+			break;
+		}
+	}
+	if (live)
+		return;
+	if (o->nr_ctrs >= 2)
+		__sync_fetch_and_add(&site->nr_freed_all_zero, 1);
+	if (!__sync_fetch_and_add(&site->nr_died, 1) || o->time < site->died_first_ns)
+		site->died_first_ns = o->time;
+	if (o->time > site->died_last_ns)
+		site->died_last_ns = o->time;
+	if (life > site->max_life_ns)
+		site->max_life_ns = life;
+}
+
+static __always_inline void rl_report(struct rl_bpf_obj *o, u64 addr, u64 time)
+{
+	struct rl_report_key key = { .addr = addr, .time = time };
+
+	if (bpf_map_update_elem(&reports, &key, o, BPF_ANY))
+		rl_miss(RL_BPF_MISS_REPORTS);
+}
+
+static __always_inline void rl_forget_counters(struct rl_bpf_obj *o, bool bury)
+{
+	u32 i;
+
+	for (i = 0; i < RL_BPF_MAX_CTRS && i < o->nr_ctrs; i++) {
+		u64 addr = o->ptr + o->ctrs[i].offset;
+		u64 *owner = bpf_map_lookup_elem(&counters, &addr);
+
+		if (owner && *owner == o->ptr)
+			bpf_map_delete_elem(&counters, &addr);
+		if (bury)
+			bpf_map_update_elem(&grave_counters, &addr, &o->ptr, BPF_ANY);
+	}
+}
+
+static __always_inline void rl_free(void *ctx, u32 level, u8 kind, u64 call_site,
+				    const void *ptr)
+{
+	u64 addr = (u64)ptr;
+	bool any_put = false, live = false, twice = false;
+	struct rl_bpf_obj *o;
+	u32 i;
+
+	if (!ptr)
+		return;
+	o = bpf_map_lookup_elem(&objects, &addr);
+	if (!o)
+		return;
+	rl_ev_init(&o->free, ctx, level, kind, call_site);
+	o->flags |= RL_BPF_OBJ_FREED;
+	for (i = 0; i < RL_BPF_MAX_CTRS && i < o->nr_ctrs; i++) {
+		if (o->ctrs[i].nr_puts)
+			any_put = true;
+		if (o->ctrs[i].nr_puts > 1)
+			twice = true;
+		if (o->ctrs[i].state == RL_BPF_CTR_LIVE)
+			live = true;
+	}
+	if ((o->flags & RL_BPF_OBJ_ANOMALY) || twice || o->nr_log > RL_BPF_LOG) {
+		rl_report(o, addr, o->free.time);
+		rl_forget_counters(o, false);
+	} else {
+		rl_sum_balanced(o, any_put, live);
+		rl_forget_counters(o, true);
+		bpf_map_update_elem(&graveyard, &addr, o, BPF_ANY);
+	}
+	bpf_map_delete_elem(&objects, &addr);
+}
+
+RL_PROGS(kfree, RL_BPF_KFREE, rl_free(ctx, level, RL_BPF_KFREE, call_site, ptr),
+	 unsigned long call_site, const void *ptr)
+
+RL_PROGS(kmem_cache_free, RL_BPF_CACHE_FREE,
+	 rl_free(ctx, level, RL_BPF_CACHE_FREE, call_site, ptr),
+	 unsigned long call_site, const void *ptr)
+
+RL_PROGS(kfree_rcu, RL_BPF_KFREE_RCU, rl_free(ctx, level, RL_BPF_KFREE_RCU, call_site, ptr),
+	 unsigned long call_site, const void *ptr)
+
+struct rl_probe_ctx {
+	u64	ref;
+	u64	found;
+};
+
+/* the object a counter lies in: the nearest start below it, if it reaches it */
+static long rl_probe_one(u64 i, void *ctx)
+{
+	struct rl_probe_ctx *p = ctx;
+	u64 start = (p->ref & ~7ULL) - i * 8;
+	struct rl_bpf_obj *o = bpf_map_lookup_elem(&objects, &start);
+
+	if (!o)
+		return 0;
+	if (p->ref < start + o->size)
+		p->found = start;
+	return 1;
+}
+
+static __always_inline struct rl_bpf_obj *rl_object_of(u64 ref)
+{
+	struct rl_probe_ctx p = { .ref = ref };
+	u64 *start = bpf_map_lookup_elem(&counters, &ref);
+
+	if (start)
+		return bpf_map_lookup_elem(&objects, start);
+	bpf_loop(RL_PROBE_WORDS, rl_probe_one, &p, 0);
+	return p.found ? bpf_map_lookup_elem(&objects, &p.found) : NULL;
+}
+
+/* a new object, for a counter born in one of its CPU's latest allocations */
+static __always_inline struct rl_bpf_obj *rl_object_new(u64 ref, u32 level)
+{
+	u32 zero = 0, i;
+	struct rl_bpf_recent *r = bpf_map_lookup_elem(&recent, &zero);
+	struct rl_bpf_obj *o;
+	long err;
+
+	if (!r)
+		return NULL;
+	o = bpf_map_lookup_elem(&scratch, &level);
+	if (!o)
+		return NULL;
+	for (i = 0; i < RL_BPF_RECENT; i++) {
+		struct rl_bpf_alloc *a = &r->alloc[(r->next - 1 - i) % RL_BPF_RECENT];
+
+		if (a->ptr && a->ptr <= ref && ref < a->ptr + a->size)
+			break;
+	}
+	if (i == RL_BPF_RECENT) {
+		__sync_fetch_and_add(&nr_unplaced_sets, 1);
+		return NULL;
+	}
+	__builtin_memset(o, 0, sizeof(*o));
+	{
+		struct rl_bpf_alloc *a = &r->alloc[(r->next - 1 - i) % RL_BPF_RECENT];
+
+		o->ptr = a->ptr;
+		o->size = a->size;
+		o->call_site = a->call_site;
+		o->cache = a->cache;
+		o->time = a->time;
+		o->pid = a->pid;
+		o->tid = a->tid;
+		o->stack = rl_stack_save(&a->stack);
+		o->cpu = a->cpu;
+		o->kind = a->kind;
+	}
+	err = bpf_map_update_elem(&objects, &o->ptr, o, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		rl_miss(RL_BPF_MISS_OBJECTS);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&objects, &o->ptr);
+}
+
+static __always_inline struct rl_bpf_ctr *rl_ctr(struct rl_bpf_obj *o, u32 offset)
+{
+	u32 i;
+
+	for (i = 0; i < RL_BPF_MAX_CTRS; i++) {
+		if (i == o->nr_ctrs) {
+			o->nr_ctrs++;
+			o->ctrs[i].offset = offset;
+			o->ctrs[i].state = RL_BPF_CTR_LIVE;
+			return &o->ctrs[i];
+		}
+		if (o->ctrs[i].offset == offset)
+			return &o->ctrs[i];
+	}
+	return NULL;
+}
+
+static __always_inline void rl_set(void *ctx, u32 level, u64 caller, u64 addr, int kind,
+				   int count)
+{
+	struct rl_bpf_ctr *ctr;
+	struct rl_bpf_obj *o;
+	struct rl_bpf_ev ev;
+
+	/* a counter born here: the memory of any object freed here is reused */
+	bpf_map_delete_elem(&grave_counters, &addr);
+	o = rl_object_of(addr);
+	if (!o)
+		o = rl_object_new(addr, level);
+	if (!o)
+		return;
+	rl_ev_init(&ev, ctx, level, RL_BPF_SET, caller);
+	ev.offset = addr - o->ptr;
+	ev.value = count;
+	ev.ctr_kind = kind;
+	ctr = rl_ctr(o, ev.offset);
+	if (ctr) {
+		if (count <= 0) {
+			ctr->state = RL_BPF_CTR_RETIRED;
+		} else {
+			/* born, or revived: a new life */
+			ctr->state = RL_BPF_CTR_LIVE;
+			ctr->nr_puts = 0;
+		}
+	}
+	if (bpf_map_update_elem(&counters, &addr, &o->ptr, BPF_ANY))
+		rl_miss(RL_BPF_MISS_COUNTERS);
+	rl_log(o, &ev);
+}
+
+RL_PROGS(ref_trace_set, RL_BPF_SET, rl_set(ctx, level, caller, (u64)ref, kind, count),
+	 unsigned long caller, const void *ref, int kind, int count)
+
+/* a counter event on an object freed balanced a short while ago */
+static __always_inline bool rl_late(u64 addr, struct rl_bpf_ev *ev)
+{
+	u64 *start = bpf_map_lookup_elem(&grave_counters, &addr);
+	struct rl_bpf_obj *o;
+	u64 key;
+
+	if (!start)
+		return false;
+	key = *start;
+	o = bpf_map_lookup_elem(&graveyard, &key);
+	if (!o || addr < o->ptr || addr >= o->ptr + o->size ||
+	    ev->time - o->free.time > RL_GRAVEYARD_NS)
+		return false;
+	ev->offset = addr - o->ptr;
+	o->flags |= RL_BPF_OBJ_LATE;
+	rl_log(o, ev);
+	rl_report(o, key, o->free.time);
+	bpf_map_delete_elem(&graveyard, &key);
+	bpf_map_delete_elem(&grave_counters, &addr);
+	return true;
+}
+
+static __always_inline void rl_final_put(void *ctx, u32 level, u64 caller, u64 addr, int kind)
+{
+	struct rl_bpf_obj *o = NULL;
+	struct rl_bpf_ctr *ctr;
+	struct rl_bpf_ev ev;
+	u64 *start;
+
+	start = bpf_map_lookup_elem(&counters, &addr);
+	if (start)
+		o = bpf_map_lookup_elem(&objects, start);
+	if (!o && !bpf_map_lookup_elem(&grave_counters, &addr))
+		return;	/* allocated before the recording, or not followed */
+	rl_ev_init(&ev, ctx, level, RL_BPF_FINAL_PUT, caller);
+	ev.ctr_kind = kind;
+	if (!o) {
+		rl_late(addr, &ev);
+		return;
+	}
+	ev.offset = addr - o->ptr;
+	ctr = rl_ctr(o, ev.offset);
+	if (ctr) {
+		ctr->state = RL_BPF_CTR_ZERO;
+		ctr->nr_puts++;
+	}
+	o->last_put = ev.time;
+	rl_log(o, &ev);
+}
+
+RL_PROGS(ref_trace_final_put, RL_BPF_FINAL_PUT, rl_final_put(ctx, level, caller, (u64)ref, kind),
+	 unsigned long caller, const void *ref, int kind)
+
+static __always_inline void rl_anomaly(void *ctx, u32 level, u64 caller, u64 addr, int type)
+{
+	struct rl_bpf_obj *o;
+	struct rl_bpf_ev ev;
+
+	rl_ev_init(&ev, ctx, level, RL_BPF_ANOMALY, caller);
+	ev.value = type;
+	o = rl_object_of(addr);
+	if (o) {
+		ev.offset = addr - o->ptr;
+		o->flags |= RL_BPF_OBJ_ANOMALY;
+		rl_log(o, &ev);
+	} else if (!rl_late(addr, &ev)) {
+		/* on no object followed: reported alone, by its counter */
+		o = bpf_map_lookup_elem(&scratch, &level);
+		if (o) {
+			__builtin_memset(o, 0, sizeof(*o));
+			o->ptr = addr;
+			o->flags = RL_BPF_OBJ_ORPHAN;
+			o->nr_log = 1;
+			o->log[0] = ev;
+			rl_report(o, addr, ev.time);
+		}
+	}
+}
+
+RL_PROGS(ref_trace_anomaly, RL_BPF_ANOMALY, rl_anomaly(ctx, level, caller, (u64)ref, type),
+	 unsigned long caller, const void *ref, int type)
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * What refleak.bpf.c keeps in its maps, read by util/bpf_refleak.c at the
+ * end of 'perf refleak record -b'.
+ */
+#ifndef __PERF_REFLEAK_DATA_H
+#define __PERF_REFLEAK_DATA_H
+
+/* counters followed per object, as util/refleak.c's REFLEAK_MAX_COUNTERS */
+#define RL_BPF_MAX_CTRS		4
+/* counter events kept per object; later ones are counted as missed */
+#define RL_BPF_LOG		8
+/* allocations remembered per CPU, to find the object of a counter born */
+#define RL_BPF_RECENT		8
+#define RL_BPF_CACHE_NAME	32
+/* kernel frames kept per stack */
+#define RL_BPF_MAX_STACK	64
+
+/* the tracepoint an event came from: the sample written for it */
+enum rl_bpf_ev_kind {
+	RL_BPF_KMALLOC,
+	RL_BPF_CACHE_ALLOC,
+	RL_BPF_KFREE,
+	RL_BPF_CACHE_FREE,
+	RL_BPF_KFREE_RCU,
+	RL_BPF_SET,
+	RL_BPF_FINAL_PUT,
+	RL_BPF_ANOMALY,
+	RL_BPF_NR_EV_KINDS,
+};
+
+/* what could not be kept: each turns the verdicts it touches uncertain */
+enum rl_bpf_miss {
+	RL_BPF_MISS_OBJECTS,	/* the live object map was full */
+	RL_BPF_MISS_COUNTERS,	/* the counter map was full */
+	RL_BPF_MISS_LOG,	/* an object had more counter events than its log */
+	RL_BPF_MISS_REPORTS,	/* the map of objects to report was full */
+	RL_BPF_MISS_SITES,	/* the site map was full */
+	RL_BPF_MISS_STACKS,	/* a stack not taken, or the stack map full */
+	RL_BPF_MISS_NESTED,	/* a program ran inside another on its CPU */
+	RL_BPF_NR_MISSES,
+};
+
+/* a kernel stack, kept in the stack map under a hash of its frames */
+struct rl_bpf_stack {
+	u32	nr;
+	u32	pad;
+	u64	ips[RL_BPF_MAX_STACK];
+};
+
+struct rl_bpf_ev {
+	u64	time;
+	u64	caller;
+	u64	stack;		/* its key in the stack map, 0: none */
+	u32	pid;
+	u32	tid;
+	s32	value;		/* set: the count; anomaly: its type */
+	u32	offset;		/* the counter's offset in the object */
+	__u16	cpu;
+	u8	kind;		/* enum rl_bpf_ev_kind */
+	u8	ctr_kind;	/* enum ref_trace_kind */
+};
+
+enum rl_bpf_ctr_state {
+	RL_BPF_CTR_LIVE,
+	RL_BPF_CTR_ZERO,
+	RL_BPF_CTR_RETIRED,
+};
+
+struct rl_bpf_ctr {
+	u32	offset;
+	u8	state;		/* enum rl_bpf_ctr_state */
+	u8	nr_puts;	/* final puts since its last birth */
+	__u16	pad;
+};
+
+#define RL_BPF_OBJ_ANOMALY	(1 << 0)	/* an anomaly on one of its counters */
+#define RL_BPF_OBJ_LATE		(1 << 1)	/* a counter event after its free */
+#define RL_BPF_OBJ_FREED	(1 << 2)
+#define RL_BPF_OBJ_ORPHAN	(1 << 3)	/* an anomaly on no object: ptr is the counter */
+
+struct rl_bpf_obj {
+	/* the allocation */
+	u64	ptr;
+	u64	size;
+	u64	call_site;
+	u64	cache;		/* struct kmem_cache *, 0 for kmalloc */
+	u64	time;
+	u64	last_put;	/* the time of its last final put */
+	u64	stack;
+	u32	pid;
+	u32	tid;
+	__u16	cpu;
+	u8	kind;		/* RL_BPF_KMALLOC or RL_BPF_CACHE_ALLOC */
+	u8	flags;
+	/* the free, with RL_BPF_OBJ_FREED */
+	struct rl_bpf_ev free;
+	u8	nr_ctrs;
+	u8	pad[3];
+	u32	nr_log;		/* counter events, some perhaps not kept */
+	struct rl_bpf_ctr ctrs[RL_BPF_MAX_CTRS];
+	struct rl_bpf_ev log[RL_BPF_LOG];
+};
+
+/* balanced objects, summed per allocation site and stack */
+struct rl_bpf_site_key {
+	u64	call_site;
+	u64	cache;
+	u64	stack;
+};
+
+struct rl_bpf_site {
+	u64	nr_balanced;
+	u64	nr_died;		/* every counter at zero when freed */
+	u64	died_first_ns;		/* ... allocated first */
+	u64	died_last_ns;		/* ... allocated last */
+	u64	max_life_ns;
+	u64	nr_freed_after_zero;
+	u64	nr_freed_live_ctr;
+	u64	nr_freed_all_zero;	/* several counters, all at zero */
+	u64	max_freed_put_ns;
+	u64	max_put_free_ns;
+	u32	put_offset;		/* the offset of the first final put */
+	u32	nr_puts_at_offset;
+};
+
+struct rl_bpf_alloc {
+	u64	ptr;
+	u64	size;
+	u64	call_site;
+	u64	cache;
+	u64	time;
+	u32	pid;
+	u32	tid;
+	__u16	cpu;
+	u8	kind;
+	u8	pad;
+	struct rl_bpf_stack stack;	/* taken now, kept if a counter is born in it */
+};
+
+struct rl_bpf_recent {
+	u32	next;
+	u32	pad;
+	struct rl_bpf_alloc alloc[RL_BPF_RECENT];
+};
+
+#endif /* __PERF_REFLEAK_DATA_H */
