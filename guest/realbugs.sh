@@ -3,7 +3,9 @@
 # of tests/realbugs/cases triggered REALBUGS_N times from userspace under
 # perf refleak record, with every get and put of the case's cache
 # (--refs).  The host reports on the recordings; the same script runs on
-# the kernel with the upstream bugs and on the one without them.
+# the kernel with the upstream bugs and on the one without them.  Each
+# recording runs inside 'perf refleak record -b' (<case>-b.data), whose
+# findings the host compares with the plain recording's.
 cd /guest || exit 1
 n=$(cat ./realbugs-n 2>/dev/null || echo 20)
 ifconfig lo 127.0.0.1 up 2>/dev/null
@@ -16,6 +18,7 @@ grep -v '^#' ./cases | while read -r name _patch _site _cache refs _get _naming 
 	if [ "$mode" = stays ]; then
 		# the trigger is still running when the recording ends: the
 		# recorded command waits for its iterations, 2 s more, and exits
+		perf refleak record -b -o "/out/$name-b.data" -- \
 		perf refleak record --refs "$refs" -o "/out/$name.data" -- sh -c '
 			REALBUGS_DONE=/tmp/trigger.done REALBUGS_STAY=60 ./trigger "$0" "$1" &
 			echo $! > /tmp/trigger.pid
@@ -26,8 +29,9 @@ grep -v '^#' ./cases | while read -r name _patch _site _cache refs _get _naming 
 		kill "$(cat /tmp/trigger.pid)" 2>/dev/null
 		wait 2>/dev/null
 	else
-		perf refleak record --refs "$refs" -o "/out/$name.data" -- ./trigger "$name" "$n" \
-			> "/out/$name.log" 2>&1
+		perf refleak record -b -o "/out/$name-b.data" -- \
+			perf refleak record --refs "$refs" -o "/out/$name.data" -- \
+			./trigger "$name" "$n" > "/out/$name.log" 2>&1
 		rc=$?
 	fi
 	echo $rc > "/out/$name.rc"

@@ -4,10 +4,12 @@
 # recording, under perf record of the kmem events alone (with and without
 # callchains), of the kmem events and the final puts (the v4 event set),
 # and under perf refleak record (every ref_trace event), also with every get
-# and put of one cache (--refs).  Each leaves its
-# iteration count, perf.data size and perf's own summary in /out.
+# and put of one cache (--refs), and with the objects followed in the
+# kernel (-b; RECORD_COST_BPF_SECONDS adds a longer -b run).  Each leaves
+# its iteration count, perf.data size and perf's own summary in /out.
 cd /guest || exit 1
 t=${RECORD_COST_SECONDS:-15}
+[ -f ./record-cost-bpf-seconds ] && tb=$(cat ./record-cost-bpf-seconds)
 ifconfig lo 127.0.0.1 up 2>/dev/null
 kmem="-e kmem:kmalloc -e kmem:kmem_cache_alloc -e kmem:kfree -e kmem:kmem_cache_free"
 # <label> <command...>: the workload under the command (perf options), or alone
@@ -36,6 +38,12 @@ run kmem-g perf record -a -R -c 1 -m 1024 -g --kernel-callchains $kmem
 run kmem-put-g perf record -a -R -c 1 -m 1024 -g --kernel-callchains $kmem \
 	-e ref_trace:ref_trace_final_put
 run refleak perf refleak record --settle 0
+if [ -r /sys/kernel/btf/vmlinux ]; then
+	run bpf perf refleak record -b --settle 0
+	if [ -n "$tb" ]; then
+		t=$tb run bpf-long perf refleak record -b --settle 0
+	fi
+fi
 # every get and put of one busy cache (struct pid: fork, exit, signals,
 # /proc), and of one the workload never uses: what the filter costs alone
 if perf list 2>/dev/null | grep -q ref_trace:ref_trace_ref; then

@@ -2729,17 +2729,42 @@ static int rl_record_events(const char **rec_argv, int rec_argc, bool kmem_only,
 	return rec_argc;
 }
 
+/* -o -, --output=-: perf record writes a pipe */
+static bool rl_to_pipe(int argc, const char **argv)
+{
+	int i;
+
+	for (i = 0; i < argc && strcmp(argv[i], "--"); i++) {
+		if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc &&
+		    !strcmp(argv[i + 1], "-"))
+			return true;
+		if (!strcmp(argv[i], "-o-") || !strcmp(argv[i], "--output=-"))
+			return true;
+	}
+	return false;
+}
+
 /*
- * -b: the BPF programs need a perf built with them and a kernel with BTF.
- * 0 or the exit status.
+ * -b follows the life cycle events, and writes to a file what the programs
+ * kept, at the end, before the events of the run.  0 or the exit status.
  */
-static int rl_record_bpf(const struct refleak_bpf_opts *opts, bool kmem_only, const char *refs)
+static int rl_record_bpf_usage(bool kmem_only, const char *refs, int argc, const char **argv)
 {
 	if (kmem_only || refs) {
 		pr_err("perf refleak record: -b follows the life cycle events only: not with %s\n",
 		       kmem_only ? "--kmem-only" : "--refs");
 		return RL_EXIT_USAGE;
 	}
+	if (rl_to_pipe(argc, argv)) {
+		pr_err("perf refleak record: -b writes to a file, not to a pipe (-o -)\n");
+		return RL_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* -b: a perf built with the BPF programs, a kernel with BTF.  0 or the exit status. */
+static int rl_record_bpf(const struct refleak_bpf_opts *opts)
+{
 	if (refleak_bpf_enable(opts)) {
 		pr_err("perf refleak record: -b needs a perf built with BPF skeletons (clang and BUILD_BPF_SKEL=1); record without -b\n");
 		return RL_EXIT_FATAL;
@@ -2793,9 +2818,11 @@ static int rl_record(int argc, const char **argv)
 		return RL_EXIT_USAGE;
 	}
 
-	ret = rl_record_check(kmem_only, refs, &refs_filter);
+	ret = bpf ? rl_record_bpf_usage(kmem_only, refs, argc - 1, argv + 1) : 0;
+	if (!ret)
+		ret = rl_record_check(kmem_only, refs, &refs_filter);
 	if (!ret && bpf)
-		ret = rl_record_bpf(&bpf_opts, kmem_only, refs);
+		ret = rl_record_bpf(&bpf_opts);
 	if (ret) {
 		free(refs_filter);
 		return ret;

@@ -19,6 +19,12 @@ record_cost() {
 	[ "$kernel" = small ] || img=$BUILD/bzImage-$kernel
 	[ -f "$img" ] || die "no $img: build it with 'make kernel KERNEL_FLAVOR=$kernel'"
 	bins=$("$TOP/scripts/build-guest-bins.sh")
+	# RECORD_COST_BPF_SECONDS=3600: a long 'record -b' run as well (raise
+	# GUEST_TIMEOUT to match)
+	rm -f "$BUILD/record-cost-bpf-seconds"
+	[ -z "${RECORD_COST_BPF_SECONDS:-}" ] ||
+		echo "$RECORD_COST_BPF_SECONDS" > "$BUILD/record-cost-bpf-seconds"
+	[ -f "$BUILD/record-cost-bpf-seconds" ] && bins="$bins $BUILD/record-cost-bpf-seconds"
 	# BENCH_REUSE=1 prints the table of the previous run again
 	[ "${BENCH_REUSE:-0}" = 1 ] && [ -f "$c/cost-refleak.out" ] ||
 	# shellcheck disable=SC2086 # one path a word
@@ -26,7 +32,7 @@ record_cost() {
 		die "the record-cost guest failed (see $c/console.log)"
 	echo "Recording cost ($kernel guest kernel): guest/workload/balanced.c for ${RECORD_COST_SECONDS:-15} s each, one run"
 	printf '%-12s %12s %10s %10s %8s\n' recording iterations/s "MB/s" "MB" lost
-	for label in none kmem-nocg kmem-g kmem-put-g refleak refs-pid refs-none; do
+	for label in none kmem-nocg kmem-g kmem-put-g refleak refs-pid refs-none bpf bpf-long; do
 		[ -f "$c/cost-$label.out" ] || continue
 		it=$(sed -n 's/^balanced: \([0-9]*\) iterations in \([0-9.]*\) s.*/\1 \2/p' "$c/cost-$label.out")
 		secs=${it#* } it=${it% *}

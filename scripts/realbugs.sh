@@ -17,7 +17,10 @@
 # certainty, for every object of the finding; "among-N", that get is one of
 # at most N the report lists as possible owners of the missing put; and the
 # likely finding holds for the case's <evidence> (owner_exited,
-# siblings_died, counter_left) in at least one of its objects.
+# siblings_died, counter_left) in at least one of its objects.  Each case
+# is recorded by 'perf refleak record -b' too, in the same run: on both
+# kernels its definite and likely findings (class, tier, site, count) must
+# be the plain recording's ("bpf-<case>").
 # Ends with "N passed, N failed".
 . "$(dirname "$0")/lib.sh"
 dir=$TOP/tests/realbugs
@@ -143,6 +146,32 @@ naming_text() {
 	esac
 }
 
+# "class tier site count" of every definite and likely finding
+all_findings() { # <kernel> <recording>
+	"$BUILD/perf" refleak report -i "$out/$1/$2.data" --kallsyms "$out/$1/kallsyms" \
+		--json 2> "$out/$1/$2.err" |
+	jq -r '.findings[] | select(.tier == "definite" or .tier == "likely")
+		| "\(.class) \(.tier) \(.site) \(.count)"' | sort
+}
+
+# record -b and the plain recording of the same run: the same findings
+bpf_same() { # <case>
+	local k diff
+	for k in buggy fixed; do
+		if [ ! -s "$out/$k/$1-b.data" ]; then
+			echo "FAIL bpf-$1: no -b recording on the $k kernel"
+			return 1
+		fi
+		diff=$(diff <(all_findings $k "$1") <(all_findings $k "$1-b") | grep '^[<>]')
+		if [ -n "$diff" ]; then
+			echo "FAIL bpf-$1: the findings differ on the $k kernel (< plain, > -b): $(echo $diff)"
+			return 1
+		fi
+	done
+	echo "PASS bpf-$1: found the same with -b: $(all_findings buggy "$1-b" | wc -l) definite or likely findings with the bug, $(all_findings fixed "$1-b" | wc -l) without;" \
+		"$(stat -c %s "$out/buggy/$1-b.data") bytes against $(stat -c %s "$out/buggy/$1.data")"
+}
+
 passed=0 failed=0
 while read -r name patch site cache _refs get naming evidence _mode; do
 	case $name in ''|'#'*) continue ;; esac
@@ -151,6 +180,11 @@ while read -r name patch site cache _refs get naming evidence _mode; do
 		echo "FAIL $name: the trigger or the recording failed (exit $rc): $(tail -n 2 "$out/buggy/$name.log")"
 		failed=$((failed + 1))
 		continue
+	fi
+	if bpf_same "$name"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
 	fi
 	found=$(findings buggy "$name" "$site" "$cache")
 	control=$(findings fixed "$name" "$site" "$cache")

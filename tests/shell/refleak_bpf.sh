@@ -54,6 +54,19 @@ if ! perf list tracepoint 2>/dev/null | grep -q 'ref_trace:ref_trace_set'; then
 fi
 tmpdir=$(mktemp -d /tmp/__perf_test_refleak_bpf.XXXXXX) || exit 1
 
+# what -b cannot do is a usage error (129), with one message
+for args in "-o -" "--refs filp" "--kmem-only"; do
+	# shellcheck disable=SC2086 # the options are split on purpose
+	perf refleak record -b $args -- true > /dev/null 2> "$tmpdir/usage.err"
+	rc=$?
+	if [ "$rc" = 129 ] && [ "$(wc -l < "$tmpdir/usage.err")" = 1 ]; then
+		pass "record -b $args: $(cat "$tmpdir/usage.err")"
+	else
+		fail "record -b $args exited $rc:"
+		cat "$tmpdir/usage.err"
+	fi
+done
+
 # "class tier site count uncertain" of each definite and likely finding
 findings() { # <report --json output>
 	sed -n 's/^  {"class": "\([^"]*\)", "tier": "\(definite\|likely\)", "site": "\([^"]*\)", .*"cache": "[^"]*", "count": \([0-9]*\), .*"inferred": [0-9]*, "uncertain": \([0-9]*\), .*/\1 \2 \3 \4 \5/p' \

@@ -2,8 +2,9 @@
 /*
  * perf refleak record -b: follow refcounted objects in the kernel.
  *
- * An object is followed from the birth of a counter inside it (the
- * allocation is found among its CPU's latest ones) to its free.  An object
+ * An object is followed from the birth of a counter inside it (its
+ * allocation is found among its CPU's latest ones, or it is an object
+ * followed already, found below the counter) to its free.  An object
  * freed with every counter at zero is balanced: it is summed into its
  * allocation site and forgotten, and kept a while in a graveyard, so that a
  * put after its free is still seen.  Objects that are not balanced (an
@@ -280,51 +281,6 @@ static __always_inline void rl_log(struct rl_bpf_obj *o, const struct rl_bpf_ev 
 		rl_miss(RL_BPF_MISS_LOG);
 }
 
-static __always_inline void rl_alloc(void *ctx, u32 level, u8 kind, u64 call_site,
-				     const void *ptr, u64 size, struct kmem_cache___rl *s)
-{
-	u32 zero = 0, i;
-	struct rl_bpf_recent *r;
-	struct rl_bpf_alloc *a;
-	u64 pid_tgid, cache = (u64)s, addr = (u64)ptr;
-
-	if (!ptr)
-		return;
-	r = bpf_map_lookup_elem(&recent, &zero);
-	if (!r)
-		return;
-	if (s && !bpf_map_lookup_elem(&cache_names, &cache)) {
-		char name[RL_BPF_CACHE_NAME] = {};
-
-		bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(s, name));
-		bpf_map_update_elem(&cache_names, &cache, name, BPF_NOEXIST);
-	}
-	/* its memory is another object's now: no put after free on it */
-	bpf_map_delete_elem(&graveyard, &addr);
-	i = r->next++ % RL_BPF_RECENT;
-	a = &r->alloc[i];
-	pid_tgid = bpf_get_current_pid_tgid();
-	a->ptr = (u64)ptr;
-	a->size = size;
-	a->call_site = call_site;
-	a->cache = cache;
-	a->time = bpf_ktime_get_ns();
-	a->pid = pid_tgid >> 32;
-	a->tid = (u32)pid_tgid;
-	rl_stack_take(ctx, &a->stack);
-	a->cpu = bpf_get_smp_processor_id();
-	a->kind = kind;
-}
-
-RL_PROGS(kmalloc, RL_BPF_KMALLOC,
-	 rl_alloc(ctx, level, RL_BPF_KMALLOC, call_site, ptr, bytes_alloc, NULL),
-	 unsigned long call_site, const void *ptr, unsigned long bytes_req,
-	 unsigned long bytes_alloc)
-
-RL_PROGS(kmem_cache_alloc, RL_BPF_CACHE_ALLOC,
-	 rl_alloc(ctx, level, RL_BPF_CACHE_ALLOC, call_site, ptr, BPF_CORE_READ(s, size), s),
-	 unsigned long call_site, const void *ptr, struct kmem_cache___rl *s)
-
 static __always_inline struct rl_bpf_site *rl_site(struct rl_bpf_obj *o)
 {
 	struct rl_bpf_site_key key = {
@@ -407,6 +363,62 @@ static __always_inline void rl_forget_counters(struct rl_bpf_obj *o, bool bury)
 			bpf_map_update_elem(&grave_counters, &addr, &o->ptr, BPF_ANY);
 	}
 }
+
+static __always_inline void rl_alloc(void *ctx, u32 level, u8 kind, u64 call_site,
+				     const void *ptr, u64 size, struct kmem_cache___rl *s)
+{
+	u32 zero = 0, i;
+	struct rl_bpf_recent *r;
+	struct rl_bpf_alloc *a;
+	struct rl_bpf_obj *o;
+	u64 pid_tgid, cache = (u64)s, addr = (u64)ptr;
+
+	if (!ptr)
+		return;
+	r = bpf_map_lookup_elem(&recent, &zero);
+	if (!r)
+		return;
+	if (s && !bpf_map_lookup_elem(&cache_names, &cache)) {
+		char name[RL_BPF_CACHE_NAME] = {};
+
+		bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(s, name));
+		bpf_map_update_elem(&cache_names, &cache, name, BPF_NOEXIST);
+	}
+	/* its memory is another object's now: no put after free on it */
+	bpf_map_delete_elem(&graveyard, &addr);
+	/*
+	 * An object followed there was freed without a free event: kept as
+	 * it is, the report sees its address allocated again.
+	 */
+	o = bpf_map_lookup_elem(&objects, &addr);
+	if (o) {
+		rl_report(o, addr, o->time);
+		rl_forget_counters(o, false);
+		bpf_map_delete_elem(&objects, &addr);
+	}
+	i = r->next++ % RL_BPF_RECENT;
+	a = &r->alloc[i];
+	pid_tgid = bpf_get_current_pid_tgid();
+	a->ptr = (u64)ptr;
+	a->size = size;
+	a->call_site = call_site;
+	a->cache = cache;
+	a->time = bpf_ktime_get_ns();
+	a->pid = pid_tgid >> 32;
+	a->tid = (u32)pid_tgid;
+	rl_stack_take(ctx, &a->stack);
+	a->cpu = bpf_get_smp_processor_id();
+	a->kind = kind;
+}
+
+RL_PROGS(kmalloc, RL_BPF_KMALLOC,
+	 rl_alloc(ctx, level, RL_BPF_KMALLOC, call_site, ptr, bytes_alloc, NULL),
+	 unsigned long call_site, const void *ptr, unsigned long bytes_req,
+	 unsigned long bytes_alloc)
+
+RL_PROGS(kmem_cache_alloc, RL_BPF_CACHE_ALLOC,
+	 rl_alloc(ctx, level, RL_BPF_CACHE_ALLOC, call_site, ptr, BPF_CORE_READ(s, size), s),
+	 unsigned long call_site, const void *ptr, struct kmem_cache___rl *s)
 
 static __always_inline void rl_free(void *ctx, u32 level, u8 kind, u64 call_site,
 				    const void *ptr)
