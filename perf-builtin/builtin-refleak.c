@@ -1702,8 +1702,9 @@ static void rl_print_bpf_footer(struct refleak_report *rep, FILE *fp)
 	};
 	const struct refleak_bpf_misses_rec *m = &rep->bpf_misses;
 
-	fprintf(fp, "# recorded with -b: %" PRIu64 " balanced objects summed in the kernel (%" PRIu64
-		" sites); counters born in no object followed: %" PRIu64 "\n",
+	fprintf(fp, "# recorded with -b: %" PRIu64
+		" balanced objects summed in the kernel (%" PRIu64 " sites);"
+		" counters born in no object followed: %" PRIu64 "\n",
 		rep->nr_bpf_balanced, rep->nr_bpf_sites, m->nr_unplaced_sets);
 	rl_print_list(fp, "# missed in the kernel: ", miss_names, m->nr,
 		      REFLEAK_BPF_NR_MISSES, true);

@@ -75,8 +75,10 @@ int refleak_bpf_prepare(struct evlist *evlist)
 	bpf_map__set_max_entries(skel->maps.reports, n / 4 ?: 1);
 	bpf_map__set_max_entries(skel->maps.sites, n / 4 ?: 1);
 	if (!is_valid_tracepoint("kmem:kfree_rcu")) {
-		bpf_program__set_autoload(skel->progs.rl_kfree_rcu, false);
-		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_nested, false);
+		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_seen, false);
+		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_0, false);
+		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_1, false);
+		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_2, false);
 	}
 
 	err = refleak_bpf__load(skel);
@@ -90,6 +92,8 @@ int refleak_bpf_prepare(struct evlist *evlist)
 		pr_err("perf refleak: cannot attach the BPF programs (%d)\n", err);
 		goto out;
 	}
+	/* every program of an event runs from here: its events are counted */
+	skel->bss->enabled = 1;
 	return 0;
 out:
 	refleak_bpf__destroy(skel);
@@ -211,11 +215,20 @@ static void rl_raw_set(struct rl_raw *r, const char *name, u64 val)
 	if (!f || (u32)(f->offset + f->size) > r->size)
 		return;
 	switch (f->size) {
-	case 1: *(u8 *)(r->data + f->offset) = val; break;
-	case 2: *(u16 *)(r->data + f->offset) = val; break;
-	case 4: *(u32 *)(r->data + f->offset) = val; break;
-	case 8: *(u64 *)(r->data + f->offset) = val; break;
-	default: break;
+	case 1:
+		*(u8 *)(r->data + f->offset) = val;
+		break;
+	case 2:
+		*(u16 *)(r->data + f->offset) = val;
+		break;
+	case 4:
+		*(u32 *)(r->data + f->offset) = val;
+		break;
+	case 8:
+		*(u64 *)(r->data + f->offset) = val;
+		break;
+	default:
+		break;
 	}
 }
 
@@ -283,21 +296,29 @@ static const char *rl_cache_name(struct rl_writer *w, u64 cache, char *buf)
 	return buf;
 }
 
+/* the tracepoint of an event of @kind, its record begun in @r; NULL: none */
+static struct evsel *rl_raw_begin(struct rl_writer *w, u8 kind, u32 pid, struct rl_raw *r)
+{
+	struct evsel *evsel = kind < RL_BPF_NR_EV_KINDS ? w->evsel[kind] : NULL;
+	struct tep_event *tp = evsel ? evsel__tp_format(evsel) : NULL;
+
+	if (!tp)
+		return NULL;
+	rl_raw_init(r, tp, pid);
+	return evsel;
+}
+
 /* the sample of one event of an object, in its tracepoint's layout */
 static void rl_write_ev(struct rl_writer *w, const struct rl_bpf_obj *o,
 			const struct rl_bpf_ev *ev, u64 addr)
 {
-	struct evsel *evsel = ev->kind < RL_BPF_NR_EV_KINDS ? w->evsel[ev->kind] : NULL;
 	char name[RL_BPF_CACHE_NAME];
-	struct tep_event *tp;
+	struct evsel *evsel;
 	struct rl_raw raw;
 
+	evsel = rl_raw_begin(w, ev->kind, ev->pid, &raw);
 	if (!evsel)
 		return;
-	tp = evsel__tp_format(evsel);
-	if (!tp)
-		return;
-	rl_raw_init(&raw, tp, ev->pid);
 	switch (ev->kind) {
 	case RL_BPF_KFREE:
 	case RL_BPF_KFREE_RCU:
@@ -329,17 +350,13 @@ static void rl_write_ev(struct rl_writer *w, const struct rl_bpf_obj *o,
 
 static void rl_write_alloc(struct rl_writer *w, const struct rl_bpf_obj *o)
 {
-	struct evsel *evsel = w->evsel[o->kind];
 	char name[RL_BPF_CACHE_NAME];
-	struct tep_event *tp;
+	struct evsel *evsel;
 	struct rl_raw raw;
 
+	evsel = rl_raw_begin(w, o->kind, o->pid, &raw);
 	if (!evsel)
 		return;
-	tp = evsel__tp_format(evsel);
-	if (!tp)
-		return;
-	rl_raw_init(&raw, tp, o->pid);
 	rl_raw_set(&raw, "call_site", o->call_site);
 	rl_raw_set(&raw, "ptr", o->ptr);
 	rl_raw_set(&raw, "bytes_req", o->size);
@@ -433,25 +450,92 @@ static void rl_write_sites(struct rl_writer *w)
 	}
 }
 
-/*
- * Events the kernel ran neither program of: a second one nested in the
- * first (see RL_RUN() in refleak.bpf.c)
- */
-static u64 rl_prog_misses(void)
-{
-	struct bpf_program *prog;
-	u64 nr = 0;
+static const char * const rl_ev_names[RL_BPF_NR_EV_KINDS] = {
+	[RL_BPF_KMALLOC]	= "kmem:kmalloc",
+	[RL_BPF_CACHE_ALLOC]	= "kmem:kmem_cache_alloc",
+	[RL_BPF_KFREE]		= "kmem:kfree",
+	[RL_BPF_CACHE_FREE]	= "kmem:kmem_cache_free",
+	[RL_BPF_KFREE_RCU]	= "kmem:kfree_rcu",
+	[RL_BPF_SET]		= "ref_trace:ref_trace_set",
+	[RL_BPF_FINAL_PUT]	= "ref_trace:ref_trace_final_put",
+	[RL_BPF_ANOMALY]	= "ref_trace:ref_trace_anomaly",
+};
 
+/*
+ * The events no program took (see RL_RUN() in refleak.bpf.c): the events
+ * seen, and those the numbering program did not see, nested in itself,
+ * less the events taken.
+ */
+static u64 rl_events_missed(void)
+{
+	int nr_cpus = libbpf_num_possible_cpus(), cpu, i;
+	u64 seen[RL_BPF_NR_EV_KINDS] = { 0 }, handled[RL_BPF_NR_EV_KINDS] = { 0 }, nr = 0;
+	struct bpf_program *seen_progs[RL_BPF_NR_EV_KINDS] = {
+		[RL_BPF_KMALLOC]	= skel->progs.rl_kmalloc_seen,
+		[RL_BPF_CACHE_ALLOC]	= skel->progs.rl_kmem_cache_alloc_seen,
+		[RL_BPF_KFREE]		= skel->progs.rl_kfree_seen,
+		[RL_BPF_CACHE_FREE]	= skel->progs.rl_kmem_cache_free_seen,
+		[RL_BPF_KFREE_RCU]	= skel->progs.rl_kfree_rcu_seen,
+		[RL_BPF_SET]		= skel->progs.rl_ref_trace_set_seen,
+		[RL_BPF_FINAL_PUT]	= skel->progs.rl_ref_trace_final_put_seen,
+		[RL_BPF_ANOMALY]	= skel->progs.rl_ref_trace_anomaly_seen,
+	};
+	struct bpf_program *prog;
+	struct rl_cpu *cpus;
+	u32 zero = 0;
+
+	if (nr_cpus <= 0)
+		return 0;
+	cpus = calloc(nr_cpus, sizeof(*cpus));
+	if (cpus && !bpf_map_lookup_elem(bpf_map__fd(skel->maps.cpu_state), &zero, cpus)) {
+		for (cpu = 0; cpu < nr_cpus; cpu++) {
+			for (i = 0; i < RL_BPF_NR_EV_KINDS; i++) {
+				seen[i] += cpus[cpu].seen[i];
+				handled[i] += cpus[cpu].handled[i];
+			}
+		}
+	}
+	free(cpus);
 	bpf_object__for_each_program(prog, skel->obj) {
 		struct bpf_prog_info info = {};
 		u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
 
-		if (fd >= 0 && strstr(bpf_program__name(prog), "_nested") &&
-		    !bpf_prog_get_info_by_fd(fd, &info, &len))
-			nr += info.recursion_misses;
+		if (fd < 0 || bpf_prog_get_info_by_fd(fd, &info, &len) || !info.recursion_misses)
+			continue;
+		pr_debug("perf refleak: %s did not run %llu times, nested in itself\n",
+			 bpf_program__name(prog), (unsigned long long)info.recursion_misses);
+		for (i = 0; i < RL_BPF_NR_EV_KINDS; i++)
+			if (prog == seen_progs[i])
+				seen[i] += info.recursion_misses;
+	}
+	for (i = 0; i < RL_BPF_NR_EV_KINDS; i++) {
+		pr_debug("perf refleak: %s: %llu seen, %llu taken\n", rl_ev_names[i],
+			 (unsigned long long)seen[i], (unsigned long long)handled[i]);
+		if (seen[i] > handled[i])
+			nr += seen[i] - handled[i];
 	}
 	return nr;
+}
+
+/* -v: where the counters born in no object followed were set */
+static void rl_debug_unplaced(struct rl_writer *w)
+{
+	int fd = bpf_map__fd(skel->maps.unplaced);
+	u64 key, *prev = NULL, n;
+	struct map *map = NULL;
+	struct symbol *sym;
+
+	if (verbose <= 0)
+		return;
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &n))
+			continue;
+		sym = machine__find_kernel_symbol(w->machine, key, &map);
+		pr_debug("perf refleak: %llu counters born in no object followed, set by %s\n",
+			 (unsigned long long)n, sym ? sym->name : "?");
+	}
 }
 
 static void rl_write_misses(struct rl_writer *w, u64 end)
@@ -465,27 +549,18 @@ static void rl_write_misses(struct rl_writer *w, u64 end)
 	rec.first_ns = skel->bss->first_miss_ns;
 	rec.last_ns = skel->bss->last_miss_ns;
 	/* when is not known: the whole recording */
-	recursion = rl_prog_misses();
+	recursion = rl_events_missed();
 	if (recursion) {
 		rec.nr[RL_BPF_MISS_NESTED] += recursion;
 		rec.first_ns = 0;
 		rec.last_ns = end;
 	}
 	rec.nr_unplaced_sets = skel->bss->nr_unplaced_sets;
+	rl_debug_unplaced(w);
 	/* first in time: the report knows which verdicts are uncertain before it makes them */
 	rl_write_sample(w, w->bpf_evsel, rec.first_ns ?: 1, 0, 0, 0, 0, NULL, &rec, sizeof(rec));
 }
 
-static const char * const rl_ev_names[RL_BPF_NR_EV_KINDS] = {
-	[RL_BPF_KMALLOC]	= "kmem:kmalloc",
-	[RL_BPF_CACHE_ALLOC]	= "kmem:kmem_cache_alloc",
-	[RL_BPF_KFREE]		= "kmem:kfree",
-	[RL_BPF_CACHE_FREE]	= "kmem:kmem_cache_free",
-	[RL_BPF_KFREE_RCU]	= "kmem:kfree_rcu",
-	[RL_BPF_SET]		= "ref_trace:ref_trace_set",
-	[RL_BPF_FINAL_PUT]	= "ref_trace:ref_trace_final_put",
-	[RL_BPF_ANOMALY]	= "ref_trace:ref_trace_anomaly",
-};
 
 ssize_t refleak_bpf_write(struct perf_session *session)
 {
@@ -498,6 +573,7 @@ ssize_t refleak_bpf_write(struct perf_session *session)
 	if (!skel)
 		return 0;
 	/* the maps stay as they are from here */
+	skel->bss->enabled = 0;
 	refleak_bpf__detach(skel);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 

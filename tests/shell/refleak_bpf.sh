@@ -69,8 +69,10 @@ done
 
 # "class tier site count uncertain" of each definite and likely finding
 findings() { # <report --json output>
-	sed -n 's/^  {"class": "\([^"]*\)", "tier": "\(definite\|likely\)", "site": "\([^"]*\)", .*"cache": "[^"]*", "count": \([0-9]*\), .*"inferred": [0-9]*, "uncertain": \([0-9]*\), .*/\1 \2 \3 \4 \5/p' \
-		"$1" | sort
+	class='"class": "\([^"]*\)", "tier": "\(definite\|likely\)", "site": "\([^"]*\)"'
+	count='"cache": "[^"]*", "count": \([0-9]*\)'
+	uncertain='"inferred": [0-9]*, "uncertain": \([0-9]*\)'
+	sed -n "s/^  {$class, .*$count, .*$uncertain, .*/\1 \2 \3 \4 \5/p" "$1" | sort
 }
 
 # summary.<key> of a report --json output
@@ -107,7 +109,8 @@ record_both() {
 		findings "$tmpdir/$f.json" > "$tmpdir/$f.findings"
 		perf refleak report -i "$tmpdir/$f.data" > "$tmpdir/$f.txt" 2>&1
 	done
-	echo "$name: $(wc -c < "$tmpdir/$name.data") bytes plainly, $(wc -c < "$tmpdir/$name-b.data") with -b"
+	echo "$name: $(wc -c < "$tmpdir/$name.data") bytes plainly," \
+		"$(wc -c < "$tmpdir/$name-b.data") with -b"
 	return 0
 }
 
@@ -116,7 +119,8 @@ same_findings() { # <name>
 	cut -d' ' -f1-4 "$tmpdir/$1.findings" > "$tmpdir/$1.cmp"
 	cut -d' ' -f1-4 "$tmpdir/$1-b.findings" > "$tmpdir/$1-b.cmp"
 	if cmp -s "$tmpdir/$1.cmp" "$tmpdir/$1-b.cmp"; then
-		pass "$1: the same definite and likely findings with -b ($(wc -l < "$tmpdir/$1.findings"))"
+		pass "$1: the same definite and likely findings with -b" \
+			"($(wc -l < "$tmpdir/$1.findings"))"
 	else
 		fail "$1: the findings differ (- plain, + -b):"
 		diff -u "$tmpdir/$1.cmp" "$tmpdir/$1-b.cmp" | grep '^[-+][a-z]'
@@ -183,7 +187,8 @@ if [ -w "$drv/control" ]; then
 		else
 			fail "tiny map: nothing missed with 16 objects"
 		fi
-		if grep -q '^# missed in the kernel: .*object map full [1-9]' "$tmpdir/tiny-b.txt"; then
+		if grep -q '^# missed in the kernel: .*object map full [1-9]' \
+			"$tmpdir/tiny-b.txt"; then
 			pass "tiny map: the report says the object map was full"
 		else
 			fail "tiny map: the report does not say what was missed"
@@ -197,9 +202,11 @@ if [ -w "$drv/control" ]; then
 			($1 ~ /leak|not_freed/ || $5 < $4)' \
 			"$tmpdir/tiny.findings" "$tmpdir/tiny-b.findings")
 		if [ -z "$invented" ]; then
-			pass "tiny map: no leak the plain recording did not have, the other findings uncertain"
+			pass "tiny map: no leak the plain recording did not have," \
+				"the other findings uncertain"
 		else
-			fail "tiny map: findings the plain recording did not have (class tier site count uncertain):"
+			fail "tiny map: findings the plain recording did not have" \
+				"(class tier site count uncertain):"
 			echo "$invented"
 		fi
 	fi

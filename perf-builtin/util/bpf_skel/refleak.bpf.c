@@ -52,7 +52,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, u32);
 	__type(value, struct rl_bpf_stack);
-	__uint(max_entries, 2);
+	__uint(max_entries, RL_BPF_LEVELS);
 } stack_scratch SEC(".maps");
 
 /* live followed objects, by start */
@@ -121,15 +121,6 @@ struct {
 	__uint(max_entries, 1);
 } recent SEC(".maps");
 
-/*
- * The programs running on a CPU: how deep (an interrupt may run one inside
- * another), and which (a bit per event, see RL_PROGS()).
- */
-struct rl_cpu {
-	u32	depth;
-	u32	active;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, u32);
@@ -142,13 +133,23 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, u32);
 	__type(value, struct rl_bpf_obj);
-	__uint(max_entries, 2);
+	__uint(max_entries, RL_BPF_LEVELS);
 } scratch SEC(".maps");
 
+/* set once every program is attached, cleared before they are detached */
+int enabled;
 u64 misses[RL_BPF_NR_MISSES];
 u64 first_miss_ns;
 u64 last_miss_ns;
 u64 nr_unplaced_sets;	/* counters born in no object followed */
+
+/* ... by the function that set them, for 'perf refleak record -b -v' */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, u64);
+	__uint(max_entries, 256);
+} unplaced SEC(".maps");
 
 static __always_inline void rl_miss(enum rl_bpf_miss what)
 {
@@ -163,46 +164,70 @@ static __always_inline void rl_miss(enum rl_bpf_miss what)
 }
 
 /*
- * Each event has two programs, as the kernel runs no program inside
- * itself: an event in an interrupt that came while the first one ran on
- * its CPU is skipped for it (bpf_prog->active), and the second one, which
- * otherwise does nothing, handles it.  A third level is counted as missed
- * (the kernel counts it for the second program).  @call runs with @level,
- * the nesting level, for the per-CPU scratch maps.
+ * The kernel runs no program inside itself (bpf_prog->active): an event in
+ * a softirq or an interrupt that comes while a program runs on its CPU is
+ * not given to it, which would lose a free (BCC memleak's phantom leaks).
+ * So each event has four programs, run in this order: rl_<tp>_seen
+ * numbers the event; rl_<tp>_0 takes it; rl_<tp>_1 and rl_<tp>_2 take it
+ * only if no program did: when the ones before them were running,
+ * interrupted.  The number of the event and of the last one taken are
+ * read and written as one word: an event nested between two reads would
+ * make an event taken look not taken.  Deeper than RL_BPF_LEVELS, an
+ * event is not taken; what no program took is the events seen less the
+ * events taken, read at the end.  @call runs with @level, the nesting
+ * level, for the per-CPU scratch maps.
  */
-#define RL_RUN(bit, nested, call)						\
+#define RL_RUN(event, k, call)							\
 	do {									\
-		u32 zero = 0, mine, level;					\
+		u32 zero = 0, level, ev = (event), cur;				\
 		struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);	\
+		u64 state;							\
 										\
-		if (!c || ((nested) && !(c->active & (1U << (bit)))))		\
+		if (!c || ev >= RL_BPF_NR_EV_KINDS || !enabled)			\
 			break;							\
-		if (c->depth >= 2) {						\
-			rl_miss(RL_BPF_MISS_NESTED);				\
+		state = c->state;						\
+		cur = state >> 32;						\
+		if ((k) && (u32)state == cur)					\
 			break;							\
-		}								\
-		mine = ~c->active & (1U << (bit));				\
-		c->active |= mine;						\
+		c->state = (u64)cur << 32 | cur;				\
+		if (c->depth >= RL_BPF_LEVELS)					\
+			break;							\
+		__sync_fetch_and_add(&c->handled[ev], 1);			\
 		level = c->depth++;						\
 		call;								\
 		c->depth--;							\
-		c->active &= ~mine;						\
 	} while (0)
 
-#define RL_PROGS(tp, bit, call, args...)					\
+#define RL_PROG(tp, name, event, k, call, args...)				\
 SEC("tp_btf/" #tp)								\
-int BPF_PROG(rl_##tp, args)							\
+int BPF_PROG(name, args)							\
 {										\
-	RL_RUN(bit, false, call);						\
-	return 0;								\
-}										\
-										\
-SEC("tp_btf/" #tp)								\
-int BPF_PROG(rl_##tp##_nested, args)						\
-{										\
-	RL_RUN(bit, true, call);						\
+	RL_RUN(event, k, call);							\
 	return 0;								\
 }
+
+#define RL_SEEN(tp, name, event)						\
+SEC("tp_btf/" #tp)								\
+int BPF_PROG(name)								\
+{										\
+	u32 zero = 0, ev = (event);						\
+	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);		\
+										\
+	if (c && ev < RL_BPF_NR_EV_KINDS && enabled) {				\
+		u32 n = __sync_fetch_and_add(&c->seq, 1) + 1;			\
+										\
+		c->state = (u64)n << 32 | (u32)c->state;			\
+		__sync_fetch_and_add(&c->seen[ev], 1);				\
+	}									\
+	return 0;								\
+}
+
+/* the programs of an event, in the order they are attached and run */
+#define RL_PROGS(tp, event, call, args...)					\
+	RL_SEEN(tp, rl_##tp##_seen, event)					\
+	RL_PROG(tp, rl_##tp##_0, event, 0, call, args)				\
+	RL_PROG(tp, rl_##tp##_1, event, 1, call, args)				\
+	RL_PROG(tp, rl_##tp##_2, event, 2, call, args)
 
 static __always_inline u64 rl_stack_key(const struct rl_bpf_stack *st)
 {
@@ -495,7 +520,7 @@ static __always_inline struct rl_bpf_obj *rl_object_of(u64 ref)
 }
 
 /* a new object, for a counter born in one of its CPU's latest allocations */
-static __always_inline struct rl_bpf_obj *rl_object_new(u64 ref, u32 level)
+static __always_inline struct rl_bpf_obj *rl_object_new(u64 ref, u64 caller, u32 level)
 {
 	u32 zero = 0, i;
 	struct rl_bpf_recent *r = bpf_map_lookup_elem(&recent, &zero);
@@ -514,7 +539,13 @@ static __always_inline struct rl_bpf_obj *rl_object_new(u64 ref, u32 level)
 			break;
 	}
 	if (i == RL_BPF_RECENT) {
+		u64 one = 1, *n = bpf_map_lookup_elem(&unplaced, &caller);
+
 		__sync_fetch_and_add(&nr_unplaced_sets, 1);
+		if (n)
+			__sync_fetch_and_add(n, 1);
+		else
+			bpf_map_update_elem(&unplaced, &caller, &one, BPF_NOEXIST);
 		return NULL;
 	}
 	__builtin_memset(o, 0, sizeof(*o));
@@ -568,7 +599,7 @@ static __always_inline void rl_set(void *ctx, u32 level, u64 caller, u64 addr, i
 	bpf_map_delete_elem(&grave_counters, &addr);
 	o = rl_object_of(addr);
 	if (!o)
-		o = rl_object_new(addr, level);
+		o = rl_object_new(addr, caller, level);
 	if (!o)
 		return;
 	rl_ev_init(&ev, ctx, level, RL_BPF_SET, caller);

@@ -9,10 +9,12 @@
 /* counters followed per object, as util/refleak.c's REFLEAK_MAX_COUNTERS */
 #define RL_BPF_MAX_CTRS		4
 /* counter events kept per object; later ones are counted as missed */
-#define RL_BPF_LOG		8
+#define RL_BPF_LOG		16
 /* allocations remembered per CPU, to find the object of a counter born */
-#define RL_BPF_RECENT		8
+#define RL_BPF_RECENT		32
 #define RL_BPF_CACHE_NAME	32
+/* programs that may run nested on a CPU: a task's, a softirq's, an interrupt's */
+#define RL_BPF_LEVELS		3
 /* kernel frames kept per stack */
 #define RL_BPF_MAX_STACK	64
 
@@ -37,7 +39,7 @@ enum rl_bpf_miss {
 	RL_BPF_MISS_REPORTS,	/* the map of objects to report was full */
 	RL_BPF_MISS_SITES,	/* the site map was full */
 	RL_BPF_MISS_STACKS,	/* a stack not taken, or the stack map full */
-	RL_BPF_MISS_NESTED,	/* a program ran inside another on its CPU */
+	RL_BPF_MISS_NESTED,	/* an event no program took (nested too deep) */
 	RL_BPF_NR_MISSES,
 };
 
@@ -74,10 +76,12 @@ struct rl_bpf_ctr {
 	__u16	pad;
 };
 
-#define RL_BPF_OBJ_ANOMALY	(1 << 0)	/* an anomaly on one of its counters */
-#define RL_BPF_OBJ_LATE		(1 << 1)	/* a counter event after its free */
-#define RL_BPF_OBJ_FREED	(1 << 2)
-#define RL_BPF_OBJ_ORPHAN	(1 << 3)	/* an anomaly on no object: ptr is the counter */
+enum rl_bpf_obj_flags {
+	RL_BPF_OBJ_ANOMALY	= 1,	/* an anomaly on one of its counters */
+	RL_BPF_OBJ_LATE		= 2,	/* a counter event after its free */
+	RL_BPF_OBJ_FREED	= 4,
+	RL_BPF_OBJ_ORPHAN	= 8,	/* an anomaly on no object: ptr is the counter */
+};
 
 struct rl_bpf_obj {
 	/* the allocation */
@@ -136,6 +140,22 @@ struct rl_bpf_alloc {
 	u8	kind;
 	u8	pad;
 	struct rl_bpf_stack stack;	/* taken now, kept if a counter is born in it */
+};
+
+/*
+ * The programs running on a CPU (see RL_RUN()): the events numbered as
+ * they fire; in one word, read and written whole, the number of the last
+ * one (high half) and of the last one a program took (low half); how deep
+ * they run (a softirq may run one inside a task's, and an interrupt inside
+ * the softirq's).
+ */
+struct rl_cpu {
+	u64	seq;
+	u64	state;
+	u32	depth;
+	u32	pad;
+	u64	seen[RL_BPF_NR_EV_KINDS];	/* events that fired */
+	u64	handled[RL_BPF_NR_EV_KINDS];	/* ... that a program took */
 };
 
 struct rl_bpf_recent {
