@@ -291,7 +291,7 @@ static void rl_write_sample(struct rl_writer *w, struct evsel *evsel, u64 time, 
 static const char *rl_cache_name(struct rl_writer *w, u64 cache, char *buf)
 {
 	if (bpf_map_lookup_elem(w->names_fd, &cache, buf))
-		strcpy(buf, "?");
+		snprintf(buf, RL_BPF_CACHE_NAME, "?");
 	buf[RL_BPF_CACHE_NAME - 1] = '\0';
 	return buf;
 }
@@ -427,7 +427,7 @@ static void rl_write_sites(struct rl_writer *w)
 		if (key.cache)
 			rl_cache_name(w, key.cache, r.rec.cache);
 		else
-			strcpy(r.rec.cache, "kmalloc");
+			snprintf(r.rec.cache, sizeof(r.rec.cache), "%s", "kmalloc");
 		r.rec.nr_balanced = s.nr_balanced;
 		r.rec.nr_died = s.nr_died;
 		r.rec.died_first_ns = s.died_first_ns;
@@ -462,7 +462,7 @@ static const char * const rl_ev_names[RL_BPF_NR_EV_KINDS] = {
 };
 
 /*
- * The events no program took (see RL_RUN() in refleak.bpf.c): the events
+ * The events no program took (see rl_take() in refleak.bpf.c): the events
  * seen, and those the numbering program did not see, nested in itself,
  * less the events taken.
  */
@@ -560,7 +560,6 @@ static void rl_write_misses(struct rl_writer *w, u64 end)
 	/* first in time: the report knows which verdicts are uncertain before it makes them */
 	rl_write_sample(w, w->bpf_evsel, rec.first_ns ?: 1, 0, 0, 0, 0, NULL, &rec, sizeof(rec));
 }
-
 
 ssize_t refleak_bpf_write(struct perf_session *session)
 {

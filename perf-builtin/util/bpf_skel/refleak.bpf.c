@@ -26,6 +26,9 @@
 /* as util/refleak.c's REFLEAK_DEFAULT_GRAVEYARD_NS */
 #define RL_GRAVEYARD_NS		(10ULL * 1000 * 1000 * 1000)
 
+extern void bpf_preempt_disable(void) __ksym;
+extern void bpf_preempt_enable(void) __ksym;
+
 struct kmem_cache___rl {
 	unsigned int size;
 	const char *name;
@@ -136,6 +139,19 @@ struct {
 	__uint(max_entries, RL_BPF_LEVELS);
 } scratch SEC(".maps");
 
+/*
+ * The events in flight on a CPU, by the address of their arguments: the
+ * programs of one event get the same, a nested event (an interrupt) or
+ * another task's (tracepoints run preemptible) another.  Whether a
+ * program took it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__type(key, u64);
+	__type(value, u32);
+	__uint(max_entries, 256);
+} in_flight SEC(".maps");
+
 /* set once every program is attached, cleared before they are detached */
 int enabled;
 u64 misses[RL_BPF_NR_MISSES];
@@ -165,44 +181,64 @@ static __always_inline void rl_miss(enum rl_bpf_miss what)
 
 /*
  * The kernel runs no program inside itself (bpf_prog->active): an event in
- * a softirq or an interrupt that comes while a program runs on its CPU is
- * not given to it, which would lose a free (BCC memleak's phantom leaks).
- * So each event has four programs, run in this order: rl_<tp>_seen
- * numbers the event; rl_<tp>_0 takes it; rl_<tp>_1 and rl_<tp>_2 take it
- * only if no program did: when the ones before them were running,
- * interrupted.  The number of the event and of the last one taken are
- * read and written as one word: an event nested between two reads would
- * make an event taken look not taken.  Deeper than RL_BPF_LEVELS, an
- * event is not taken; what no program took is the events seen less the
- * events taken, read at the end.  @call runs with @level, the nesting
- * level, for the per-CPU scratch maps.
+ * a softirq or an interrupt that comes while a program runs on its CPU, or
+ * in a task that preempted it, is not given to it, which would lose a free
+ * (BCC memleak's phantom leaks).  So each event has four programs, run in
+ * this order: rl_<tp>_seen marks the event in flight; rl_<tp>_0 takes it;
+ * rl_<tp>_1 and rl_<tp>_2 take it only if no program did: when the ones
+ * before them were running, interrupted or preempted.  A handler runs with
+ * preemption off: the per-CPU scratch maps, one per nesting level, and the
+ * recent allocations are its own until it returns.  Deeper than
+ * RL_BPF_LEVELS, an event is not taken; what no program took is the
+ * events seen less the events taken, read at the end.
+ *
+ * rl_take(): the nesting level to handle the event at, until rl_done();
+ * or -1, another program took it.
  */
-#define RL_RUN(event, k, call)							\
-	do {									\
-		u32 zero = 0, level, ev = (event), cur;				\
-		struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);	\
-		u64 state;							\
-										\
-		if (!c || ev >= RL_BPF_NR_EV_KINDS || !enabled)			\
-			break;							\
-		state = c->state;						\
-		cur = state >> 32;						\
-		if ((k) && (u32)state == cur)					\
-			break;							\
-		c->state = (u64)cur << 32 | cur;				\
-		if (c->depth >= RL_BPF_LEVELS)					\
-			break;							\
-		__sync_fetch_and_add(&c->handled[ev], 1);			\
-		level = c->depth++;						\
-		call;								\
-		c->depth--;							\
-	} while (0)
+static __always_inline int rl_take(void *ctx, u32 ev, u32 k)
+{
+	u32 zero = 0, one = 1, *taken;
+	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);
+	u64 key = (u64)ctx;
 
+	if (!c || ev >= RL_BPF_NR_EV_KINDS || !enabled)
+		return -1;
+	taken = bpf_map_lookup_elem(&in_flight, &key);
+	if (k && taken && *taken)
+		return -1;
+	if (taken)
+		*taken = 1;
+	else
+		bpf_map_update_elem(&in_flight, &key, &one, BPF_ANY);
+	if (c->depth >= RL_BPF_LEVELS)
+		return -1;
+	__sync_fetch_and_add(&c->handled[ev], 1);
+	return c->depth++;
+}
+
+static __always_inline void rl_done(void)
+{
+	u32 zero = 0;
+	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);
+
+	if (c)
+		c->depth--;
+}
+
+/* program @k of @event: @call runs with @level, if it takes the event */
 #define RL_PROG(tp, name, event, k, call, args...)				\
 SEC("tp_btf/" #tp)								\
 int BPF_PROG(name, args)							\
 {										\
-	RL_RUN(event, k, call);							\
+	int level;								\
+										\
+	bpf_preempt_disable();							\
+	level = rl_take(ctx, event, k);						\
+	if (level >= 0) {							\
+		call;								\
+		rl_done();							\
+	}									\
+	bpf_preempt_enable();							\
 	return 0;								\
 }
 
@@ -214,9 +250,9 @@ int BPF_PROG(name)								\
 	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);		\
 										\
 	if (c && ev < RL_BPF_NR_EV_KINDS && enabled) {				\
-		u32 n = __sync_fetch_and_add(&c->seq, 1) + 1;			\
+		u64 key = (u64)ctx;						\
 										\
-		c->state = (u64)n << 32 | (u32)c->state;			\
+		bpf_map_update_elem(&in_flight, &key, &zero, BPF_ANY);		\
 		__sync_fetch_and_add(&c->seen[ev], 1);				\
 	}									\
 	return 0;								\

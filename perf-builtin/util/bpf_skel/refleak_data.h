@@ -143,15 +143,11 @@ struct rl_bpf_alloc {
 };
 
 /*
- * The programs running on a CPU (see RL_RUN()): the events numbered as
- * they fire; in one word, read and written whole, the number of the last
- * one (high half) and of the last one a program took (low half); how deep
- * they run (a softirq may run one inside a task's, and an interrupt inside
- * the softirq's).
+ * The programs running on a CPU (see rl_take()): how deep (a softirq may run
+ * one inside a task's, and an interrupt inside the softirq's), and the
+ * events they saw and took.
  */
 struct rl_cpu {
-	u64	seq;
-	u64	state;
 	u32	depth;
 	u32	pad;
 	u64	seen[RL_BPF_NR_EV_KINDS];	/* events that fired */
