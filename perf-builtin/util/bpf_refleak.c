@@ -462,9 +462,9 @@ static const char * const rl_ev_names[RL_BPF_NR_EV_KINDS] = {
 };
 
 /*
- * The events no program took (see rl_take() in refleak.bpf.c): the events
- * seen, and those the numbering program did not see, nested in itself,
- * less the events taken.
+ * The events no program took, or two did (see rl_take() in refleak.bpf.c):
+ * the events seen, and those the first program did not see, nested in
+ * itself, against the events taken.
  */
 static u64 rl_events_missed(void)
 {
@@ -512,8 +512,8 @@ static u64 rl_events_missed(void)
 	for (i = 0; i < RL_BPF_NR_EV_KINDS; i++) {
 		pr_debug("perf refleak: %s: %llu seen, %llu taken\n", rl_ev_names[i],
 			 (unsigned long long)seen[i], (unsigned long long)handled[i]);
-		if (seen[i] > handled[i])
-			nr += seen[i] - handled[i];
+		/* more taken than seen: some taken twice, as bad */
+		nr += seen[i] > handled[i] ? seen[i] - handled[i] : handled[i] - seen[i];
 	}
 	return nr;
 }

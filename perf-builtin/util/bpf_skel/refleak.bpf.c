@@ -140,16 +140,18 @@ struct {
 } scratch SEC(".maps");
 
 /*
- * The events in flight on a CPU, by the address of their arguments: the
- * programs of one event get the same, a nested event (an interrupt) or
- * another task's (tracepoints run preemptible) another.  Whether a
- * program took it.
+ * The events in flight, by the address of their arguments: the programs
+ * of one event get the same, a nested event (an interrupt) or another
+ * task's (tracepoints run preemptible) another.  Whether a program took
+ * it.  The last program of an event removes it: what is left is in flight
+ * (or was not removed, its last program nested in itself, and is set again
+ * by the next event with those arguments).
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__type(key, u64);
 	__type(value, u32);
-	__uint(max_entries, 256);
+	__uint(max_entries, 16384);
 } in_flight SEC(".maps");
 
 /* set once every program is attached, cleared before they are detached */
@@ -216,6 +218,14 @@ static __always_inline int rl_take(void *ctx, u32 ev, u32 k)
 	return c->depth++;
 }
 
+/* the last program of an event: it is not in flight any more */
+static __always_inline void rl_landed(void *ctx)
+{
+	u64 key = (u64)ctx;
+
+	bpf_map_delete_elem(&in_flight, &key);
+}
+
 static __always_inline void rl_done(void)
 {
 	u32 zero = 0;
@@ -238,6 +248,8 @@ int BPF_PROG(name, args)							\
 		call;								\
 		rl_done();							\
 	}									\
+	if ((k) == RL_BPF_LEVELS - 1)						\
+		rl_landed(ctx);							\
 	bpf_preempt_enable();							\
 	return 0;								\
 }
@@ -252,7 +264,8 @@ int BPF_PROG(name)								\
 	if (c && ev < RL_BPF_NR_EV_KINDS && enabled) {				\
 		u64 key = (u64)ctx;						\
 										\
-		bpf_map_update_elem(&in_flight, &key, &zero, BPF_ANY);		\
+		if (bpf_map_update_elem(&in_flight, &key, &zero, BPF_ANY))	\
+			rl_miss(RL_BPF_MISS_NESTED);				\
 		__sync_fetch_and_add(&c->seen[ev], 1);				\
 	}									\
 	return 0;								\
