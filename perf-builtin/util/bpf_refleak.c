@@ -14,6 +14,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <linux/err.h>
 #include <linux/string.h>
 #include <linux/perf_event.h>
@@ -45,6 +46,61 @@
 static struct refleak_bpf *skel;
 static struct refleak_bpf_opts rl_opts;
 static bool rl_enabled;
+
+struct rl_counts {
+	u64	seen[RL_BPF_NR_EV_KINDS];
+	u64	taken[RL_BPF_NR_EV_KINDS];
+};
+
+/* the counts once every program runs (rl_events_missed()) */
+static struct rl_counts rl_start;
+
+/* the events in flight when the programs start or stop marking them land */
+static void rl_settle(void)
+{
+	usleep(50 * 1000);
+}
+
+/*
+ * The events seen and taken, from every CPU, the events the first program
+ * of an event did not see (nested in itself) counted as seen.
+ */
+static void rl_read_counts(struct rl_counts *n)
+{
+	struct bpf_program *seen_progs[RL_BPF_NR_EV_KINDS] = {
+		[RL_BPF_KMALLOC]	= skel->progs.rl_kmalloc_seen,
+		[RL_BPF_CACHE_ALLOC]	= skel->progs.rl_kmem_cache_alloc_seen,
+		[RL_BPF_KFREE]		= skel->progs.rl_kfree_seen,
+		[RL_BPF_CACHE_FREE]	= skel->progs.rl_kmem_cache_free_seen,
+		[RL_BPF_KFREE_RCU]	= skel->progs.rl_kfree_rcu_seen,
+		[RL_BPF_SET]		= skel->progs.rl_ref_trace_set_seen,
+		[RL_BPF_FINAL_PUT]	= skel->progs.rl_ref_trace_final_put_seen,
+		[RL_BPF_ANOMALY]	= skel->progs.rl_ref_trace_anomaly_seen,
+	};
+	int nr_cpus = libbpf_num_possible_cpus(), cpu, i;
+	struct rl_cpu *cpus;
+	u32 zero = 0;
+
+	memset(n, 0, sizeof(*n));
+	cpus = nr_cpus > 0 ? calloc(nr_cpus, sizeof(*cpus)) : NULL;
+	if (cpus && !bpf_map_lookup_elem(bpf_map__fd(skel->maps.cpu_state), &zero, cpus)) {
+		for (cpu = 0; cpu < nr_cpus; cpu++) {
+			for (i = 0; i < RL_BPF_NR_EV_KINDS; i++) {
+				n->seen[i] += cpus[cpu].seen[i];
+				n->taken[i] += cpus[cpu].handled[i];
+			}
+		}
+	}
+	free(cpus);
+	for (i = 0; i < RL_BPF_NR_EV_KINDS; i++) {
+		struct bpf_prog_info info = {};
+		u32 len = sizeof(info);
+		int fd = seen_progs[i] ? bpf_program__fd(seen_progs[i]) : -1;
+
+		if (fd >= 0 && !bpf_prog_get_info_by_fd(fd, &info, &len))
+			n->seen[i] += info.recursion_misses;
+	}
+}
 
 int refleak_bpf_enable(const struct refleak_bpf_opts *opts)
 {
@@ -94,6 +150,8 @@ int refleak_bpf_prepare(struct evlist *evlist)
 	}
 	/* every program of an event runs from here: its events are counted */
 	skel->bss->enabled = 1;
+	rl_settle();
+	rl_read_counts(&rl_start);
 	return 0;
 out:
 	refleak_bpf__destroy(skel);
@@ -462,58 +520,22 @@ static const char * const rl_ev_names[RL_BPF_NR_EV_KINDS] = {
 };
 
 /*
- * The events no program took, or two did (see rl_take() in refleak.bpf.c):
- * the events seen, and those the first program did not see, nested in
- * itself, against the events taken.
+ * The events no program took, or two did (see rl_take() in refleak.bpf.c),
+ * between the counts taken once the programs run and once they stopped
+ * marking events (rl_settle()): an event across either is counted in both.
  */
-static u64 rl_events_missed(void)
+static u64 rl_events_missed(const struct rl_counts *end)
 {
-	int nr_cpus = libbpf_num_possible_cpus(), cpu, i;
-	u64 seen[RL_BPF_NR_EV_KINDS] = { 0 }, handled[RL_BPF_NR_EV_KINDS] = { 0 }, nr = 0;
-	struct bpf_program *seen_progs[RL_BPF_NR_EV_KINDS] = {
-		[RL_BPF_KMALLOC]	= skel->progs.rl_kmalloc_seen,
-		[RL_BPF_CACHE_ALLOC]	= skel->progs.rl_kmem_cache_alloc_seen,
-		[RL_BPF_KFREE]		= skel->progs.rl_kfree_seen,
-		[RL_BPF_CACHE_FREE]	= skel->progs.rl_kmem_cache_free_seen,
-		[RL_BPF_KFREE_RCU]	= skel->progs.rl_kfree_rcu_seen,
-		[RL_BPF_SET]		= skel->progs.rl_ref_trace_set_seen,
-		[RL_BPF_FINAL_PUT]	= skel->progs.rl_ref_trace_final_put_seen,
-		[RL_BPF_ANOMALY]	= skel->progs.rl_ref_trace_anomaly_seen,
-	};
-	struct bpf_program *prog;
-	struct rl_cpu *cpus;
-	u32 zero = 0;
+	u64 nr = 0, seen, taken;
+	int i;
 
-	if (nr_cpus <= 0)
-		return 0;
-	cpus = calloc(nr_cpus, sizeof(*cpus));
-	if (cpus && !bpf_map_lookup_elem(bpf_map__fd(skel->maps.cpu_state), &zero, cpus)) {
-		for (cpu = 0; cpu < nr_cpus; cpu++) {
-			for (i = 0; i < RL_BPF_NR_EV_KINDS; i++) {
-				seen[i] += cpus[cpu].seen[i];
-				handled[i] += cpus[cpu].handled[i];
-			}
-		}
-	}
-	free(cpus);
-	bpf_object__for_each_program(prog, skel->obj) {
-		struct bpf_prog_info info = {};
-		u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-
-		if (fd < 0 || bpf_prog_get_info_by_fd(fd, &info, &len) || !info.recursion_misses)
-			continue;
-		pr_debug("perf refleak: %s did not run %llu times, nested in itself\n",
-			 bpf_program__name(prog), (unsigned long long)info.recursion_misses);
-		for (i = 0; i < RL_BPF_NR_EV_KINDS; i++)
-			if (prog == seen_progs[i])
-				seen[i] += info.recursion_misses;
-	}
 	for (i = 0; i < RL_BPF_NR_EV_KINDS; i++) {
+		seen = end->seen[i] - rl_start.seen[i];
+		taken = end->taken[i] - rl_start.taken[i];
 		pr_debug("perf refleak: %s: %llu seen, %llu taken\n", rl_ev_names[i],
-			 (unsigned long long)seen[i], (unsigned long long)handled[i]);
+			 (unsigned long long)seen, (unsigned long long)taken);
 		/* more taken than seen: some taken twice, as bad */
-		nr += seen[i] > handled[i] ? seen[i] - handled[i] : handled[i] - seen[i];
+		nr += seen > taken ? seen - taken : taken - seen;
 	}
 	return nr;
 }
@@ -538,7 +560,7 @@ static void rl_debug_unplaced(struct rl_writer *w)
 	}
 }
 
-static void rl_write_misses(struct rl_writer *w, u64 end)
+static void rl_write_misses(struct rl_writer *w, const struct rl_counts *counts, u64 end)
 {
 	struct refleak_bpf_misses_rec rec = { .type = REFLEAK_BPF_REC_MISSES, };
 	u64 recursion;
@@ -549,7 +571,7 @@ static void rl_write_misses(struct rl_writer *w, u64 end)
 	rec.first_ns = skel->bss->first_miss_ns;
 	rec.last_ns = skel->bss->last_miss_ns;
 	/* when is not known: the whole recording */
-	recursion = rl_events_missed();
+	recursion = rl_events_missed(counts);
 	if (recursion) {
 		rec.nr[RL_BPF_MISS_NESTED] += recursion;
 		rec.first_ns = 0;
@@ -565,14 +587,18 @@ ssize_t refleak_bpf_write(struct perf_session *session)
 {
 	struct rl_writer w = { .session = session, };
 	struct hashmap_entry *cur;
+	struct rl_counts end;
 	struct timespec now;
 	size_t bkt;
 	int i;
 
 	if (!skel)
 		return 0;
-	/* the maps stay as they are from here */
+	/* no event is marked from here: those marked are taken, then counted */
 	skel->bss->enabled = 0;
+	rl_settle();
+	rl_read_counts(&end);
+	/* the maps stay as they are from here */
 	refleak_bpf__detach(skel);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 
@@ -594,7 +620,7 @@ ssize_t refleak_bpf_write(struct perf_session *session)
 	rl_write_objects(&w, bpf_map__fd(skel->maps.objects), sizeof(u64));
 	rl_write_objects(&w, bpf_map__fd(skel->maps.reports), 2 * sizeof(u64));
 	rl_write_sites(&w);
-	rl_write_misses(&w, now.tv_sec * 1000000000ULL + now.tv_nsec);
+	rl_write_misses(&w, &end, now.tv_sec * 1000000000ULL + now.tv_nsec);
 out:
 	if (!IS_ERR_OR_NULL(w.stacks)) {
 		hashmap__for_each_entry(w.stacks, cur, bkt)

@@ -203,15 +203,20 @@ static __always_inline int rl_take(void *ctx, u32 ev, u32 k)
 	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);
 	u64 key = (u64)ctx;
 
-	if (!c || ev >= RL_BPF_NR_EV_KINDS || !enabled)
+	if (!c || ev >= RL_BPF_NR_EV_KINDS)
 		return -1;
 	taken = bpf_map_lookup_elem(&in_flight, &key);
-	if (k && taken && *taken)
-		return -1;
-	if (taken)
+	if (taken) {
+		/* marked while enabled: taken, even when no longer */
+		if (k && *taken)
+			return -1;
 		*taken = 1;
-	else
+	} else {
+		/* not marked: the first program nested in itself, or not enabled */
+		if (!enabled)
+			return -1;
 		bpf_map_update_elem(&in_flight, &key, &one, BPF_ANY);
+	}
 	if (c->depth >= RL_BPF_LEVELS)
 		return -1;
 	__sync_fetch_and_add(&c->handled[ev], 1);
@@ -240,15 +245,15 @@ static __always_inline void rl_done(void)
 SEC("tp_btf/" #tp)								\
 int BPF_PROG(name, args)							\
 {										\
-	int level;								\
+	int level, nth = (k);							\
 										\
 	bpf_preempt_disable();							\
-	level = rl_take(ctx, event, k);						\
+	level = rl_take(ctx, event, nth);					\
 	if (level >= 0) {							\
 		call;								\
 		rl_done();							\
 	}									\
-	if ((k) == RL_BPF_LEVELS - 1)						\
+	if (nth == RL_BPF_LEVELS - 1)						\
 		rl_landed(ctx);							\
 	bpf_preempt_enable();							\
 	return 0;								\
