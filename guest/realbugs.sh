@@ -18,7 +18,7 @@ grep -v '^#' ./cases | while read -r name _patch _site _cache refs _get _naming 
 	if [ "$mode" = stays ]; then
 		# the trigger is still running when the recording ends: the
 		# recorded command waits for its iterations, 2 s more, and exits
-		perf refleak record -b -o "/out/$name-b.data" -- \
+		perf refleak record -b --settle 0 -o "/out/$name-b.data" -- \
 		perf refleak record --refs "$refs" -o "/out/$name.data" -- sh -c '
 			REALBUGS_DONE=/tmp/trigger.done REALBUGS_STAY=60 ./trigger "$0" "$1" &
 			echo $! > /tmp/trigger.pid
@@ -29,7 +29,7 @@ grep -v '^#' ./cases | while read -r name _patch _site _cache refs _get _naming 
 		kill "$(cat /tmp/trigger.pid)" 2>/dev/null
 		wait 2>/dev/null
 	else
-		perf refleak record -b -o "/out/$name-b.data" -- \
+		perf refleak record -b --settle 0 -o "/out/$name-b.data" -- \
 			perf refleak record --refs "$refs" -o "/out/$name.data" -- \
 			./trigger "$name" "$n" > "/out/$name.log" 2>&1
 		rc=$?

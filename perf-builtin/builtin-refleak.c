@@ -1698,7 +1698,7 @@ static void rl_print_bpf_footer(struct refleak_report *rep, FILE *fp)
 {
 	static const char * const miss_names[REFLEAK_BPF_NR_MISSES] = {
 		"object map full", "counter map full", "object log full",
-		"report map full", "site map full", "stack map full", "nested programs",
+		"report map full", "site map full", "stacks lost", "events not taken",
 	};
 	const struct refleak_bpf_misses_rec *m = &rep->bpf_misses;
 

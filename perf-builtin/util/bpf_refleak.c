@@ -171,6 +171,7 @@ struct rl_writer {
 	struct perf_session	*session;
 	struct machine		*machine;
 	struct hashmap		*stacks;	/* stack key -> struct rl_stack */
+	u64			nr_stacks_lost;	/* keys no longer in the map */
 	int			stacks_fd;
 	int			names_fd;
 	ssize_t			bytes;
@@ -221,7 +222,9 @@ static const struct rl_stack *rl_stack(struct rl_writer *w, u64 key)
 	st = zalloc(sizeof(*st));
 	if (!st)
 		return NULL;
-	if (!bpf_map_lookup_elem(w->stacks_fd, &key, &taken)) {
+	if (bpf_map_lookup_elem(w->stacks_fd, &key, &taken)) {
+		w->nr_stacks_lost++;
+	} else {
 		nr = min_t(u32, taken.nr, RL_MAX_STACK);
 		/* the machinery is at the top: skip up to its last frame there */
 		for (i = 0; i < nr && i < 8; i++)
@@ -570,6 +573,12 @@ static void rl_write_misses(struct rl_writer *w, const struct rl_counts *counts,
 		rec.nr[i] = skel->bss->misses[i];
 	rec.first_ns = skel->bss->first_miss_ns;
 	rec.last_ns = skel->bss->last_miss_ns;
+	/* pushed out of the stack map before the end: when is not known */
+	if (w->nr_stacks_lost) {
+		rec.nr[RL_BPF_MISS_STACKS] += w->nr_stacks_lost;
+		rec.first_ns = 0;
+		rec.last_ns = end;
+	}
 	/* when is not known: the whole recording */
 	recursion = rl_events_missed(counts);
 	if (recursion) {

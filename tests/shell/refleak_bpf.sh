@@ -92,7 +92,7 @@ record_both() {
 	done
 	shift
 	# shellcheck disable=SC2086 # the options are split on purpose
-	if ! perf refleak record -b $bopts -o "$tmpdir/$name-b.data" -- \
+	if ! perf refleak record -b --settle 0 $bopts -o "$tmpdir/$name-b.data" -- \
 		perf refleak record -o "$tmpdir/$name.data" -- "$@" \
 		> "$tmpdir/$name.out" 2> "$tmpdir/$name.err"; then
 		fail "$name: perf refleak record -b around perf refleak record"

@@ -41,13 +41,15 @@ struct kmem_cache___rl {
  *
  * The stacks of the objects followed, by a 64-bit hash of their frames: a
  * stack trace map's buckets are its ids, and two stacks in one bucket
- * fail, which thousands of allocation stacks do.
+ * fail, which thousands of allocation stacks do.  The least recently used
+ * go when it is full (stacks taken in interrupts are as many as what they
+ * interrupt): a stack an object written at the end lost is counted then.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, u64);
 	__type(value, struct rl_bpf_stack);
-	__uint(max_entries, 16384);
+	__uint(max_entries, 32768);
 } stacks SEC(".maps");
 
 /* a stack being taken, per nesting level */
@@ -333,8 +335,9 @@ static __always_inline u64 rl_stack(void *ctx, u32 level)
 	return rl_stack_save(st);
 }
 
+/* an event, with its stack if @stack */
 static __always_inline void rl_ev_init(struct rl_bpf_ev *ev, void *ctx, u32 level, u8 kind,
-				       u64 caller)
+				       u64 caller, bool stack)
 {
 	u64 pid_tgid = bpf_get_current_pid_tgid();
 
@@ -342,7 +345,7 @@ static __always_inline void rl_ev_init(struct rl_bpf_ev *ev, void *ctx, u32 leve
 	ev->caller = caller;
 	ev->pid = pid_tgid >> 32;
 	ev->tid = (u32)pid_tgid;
-	ev->stack = rl_stack(ctx, level);
+	ev->stack = stack ? rl_stack(ctx, level) : 0;
 	ev->value = 0;
 	ev->offset = 0;
 	ev->cpu = bpf_get_smp_processor_id();
@@ -512,7 +515,8 @@ static __always_inline void rl_free(void *ctx, u32 level, u8 kind, u64 call_site
 	o = bpf_map_lookup_elem(&objects, &addr);
 	if (!o)
 		return;
-	rl_ev_init(&o->free, ctx, level, kind, call_site);
+	/* the stack of a free is shown only for an object reported */
+	rl_ev_init(&o->free, ctx, level, kind, call_site, false);
 	o->flags |= RL_BPF_OBJ_FREED;
 	for (i = 0; i < RL_BPF_MAX_CTRS && i < o->nr_ctrs; i++) {
 		if (o->ctrs[i].nr_puts)
@@ -523,6 +527,7 @@ static __always_inline void rl_free(void *ctx, u32 level, u8 kind, u64 call_site
 			live = true;
 	}
 	if ((o->flags & RL_BPF_OBJ_ANOMALY) || twice || o->nr_log > RL_BPF_LOG) {
+		o->free.stack = rl_stack(ctx, level);
 		rl_report(o, addr, o->free.time);
 		rl_forget_counters(o, false);
 	} else {
@@ -656,7 +661,8 @@ static __always_inline void rl_set(void *ctx, u32 level, u64 caller, u64 addr, i
 		o = rl_object_new(addr, caller, level);
 	if (!o)
 		return;
-	rl_ev_init(&ev, ctx, level, RL_BPF_SET, caller);
+	/* a birth's stack is in no output */
+	rl_ev_init(&ev, ctx, level, RL_BPF_SET, caller, false);
 	ev.offset = addr - o->ptr;
 	ev.value = count;
 	ev.ctr_kind = kind;
@@ -713,7 +719,7 @@ static __always_inline void rl_final_put(void *ctx, u32 level, u64 caller, u64 a
 		o = bpf_map_lookup_elem(&objects, start);
 	if (!o && !bpf_map_lookup_elem(&grave_counters, &addr))
 		return;	/* allocated before the recording, or not followed */
-	rl_ev_init(&ev, ctx, level, RL_BPF_FINAL_PUT, caller);
+	rl_ev_init(&ev, ctx, level, RL_BPF_FINAL_PUT, caller, true);
 	ev.ctr_kind = kind;
 	if (!o) {
 		rl_late(addr, &ev);
@@ -737,7 +743,7 @@ static __always_inline void rl_anomaly(void *ctx, u32 level, u64 caller, u64 add
 	struct rl_bpf_obj *o;
 	struct rl_bpf_ev ev;
 
-	rl_ev_init(&ev, ctx, level, RL_BPF_ANOMALY, caller);
+	rl_ev_init(&ev, ctx, level, RL_BPF_ANOMALY, caller, true);
 	ev.value = type;
 	o = rl_object_of(addr);
 	if (o) {
