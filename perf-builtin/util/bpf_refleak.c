@@ -527,7 +527,7 @@ static const char * const rl_ev_names[RL_BPF_NR_EV_KINDS] = {
  * between the counts taken once the programs run and once they stopped
  * marking events (rl_settle()): an event across either is counted in both.
  */
-static u64 rl_events_missed(const struct rl_counts *end)
+static u64 rl_events_missed(const struct rl_counts *end, bool say)
 {
 	u64 nr = 0, seen, taken;
 	int i;
@@ -535,8 +535,9 @@ static u64 rl_events_missed(const struct rl_counts *end)
 	for (i = 0; i < RL_BPF_NR_EV_KINDS; i++) {
 		seen = end->seen[i] - rl_start.seen[i];
 		taken = end->taken[i] - rl_start.taken[i];
-		pr_debug("perf refleak: %s: %llu seen, %llu taken\n", rl_ev_names[i],
-			 (unsigned long long)seen, (unsigned long long)taken);
+		if (say)
+			pr_debug("perf refleak: %s: %llu seen, %llu taken\n", rl_ev_names[i],
+				 (unsigned long long)seen, (unsigned long long)taken);
 		/* more taken than seen: some taken twice, as bad */
 		nr += seen > taken ? seen - taken : taken - seen;
 	}
@@ -580,7 +581,7 @@ static void rl_write_misses(struct rl_writer *w, const struct rl_counts *counts,
 		rec.last_ns = end;
 	}
 	/* when is not known: the whole recording */
-	recursion = rl_events_missed(counts);
+	recursion = rl_events_missed(counts, true);
 	if (recursion) {
 		rec.nr[RL_BPF_MISS_NESTED] += recursion;
 		rec.first_ns = 0;
@@ -603,10 +604,18 @@ ssize_t refleak_bpf_write(struct perf_session *session)
 
 	if (!skel)
 		return 0;
-	/* no event is marked from here: those marked are taken, then counted */
+	/*
+	 * No event is marked from here: those marked are taken, then counted.
+	 * A task preempted inside an event takes it when it runs again: a
+	 * difference left is waited for, up to 2 s.
+	 */
 	skel->bss->enabled = 0;
-	rl_settle();
-	rl_read_counts(&end);
+	for (i = 0; i < 40; i++) {
+		rl_settle();
+		rl_read_counts(&end);
+		if (!rl_events_missed(&end, false))
+			break;
+	}
 	/* the maps stay as they are from here */
 	refleak_bpf__detach(skel);
 	clock_gettime(CLOCK_MONOTONIC, &now);
