@@ -50,6 +50,8 @@ static bool rl_enabled;
 struct rl_counts {
 	u64	seen[RL_BPF_NR_EV_KINDS];
 	u64	taken[RL_BPF_NR_EV_KINDS];
+	/* ... of them, not seen by the first program, nested in itself */
+	u64	unseen[RL_BPF_NR_EV_KINDS];
 };
 
 /* the counts once every program runs (rl_events_missed()) */
@@ -62,10 +64,12 @@ static void rl_settle(void)
 }
 
 /*
- * The events seen and taken, from every CPU, the events the first program
- * of an event did not see (nested in itself) counted as seen.
+ * The events seen and taken, from every CPU, and the events the first
+ * program of an event did not see (nested in itself), which the kernel
+ * counts while the programs are attached, enabled or not: @unseen reads
+ * those too.
  */
-static void rl_read_counts(struct rl_counts *n)
+static void rl_read_counts(struct rl_counts *n, bool unseen)
 {
 	struct bpf_program *seen_progs[RL_BPF_NR_EV_KINDS] = {
 		[RL_BPF_KMALLOC]	= skel->progs.rl_kmalloc_seen,
@@ -81,7 +85,8 @@ static void rl_read_counts(struct rl_counts *n)
 	struct rl_cpu *cpus;
 	u32 zero = 0;
 
-	memset(n, 0, sizeof(*n));
+	memset(n->seen, 0, sizeof(n->seen));
+	memset(n->taken, 0, sizeof(n->taken));
 	cpus = nr_cpus > 0 ? calloc(nr_cpus, sizeof(*cpus)) : NULL;
 	if (cpus && !bpf_map_lookup_elem(bpf_map__fd(skel->maps.cpu_state), &zero, cpus)) {
 		for (cpu = 0; cpu < nr_cpus; cpu++) {
@@ -92,13 +97,14 @@ static void rl_read_counts(struct rl_counts *n)
 		}
 	}
 	free(cpus);
-	for (i = 0; i < RL_BPF_NR_EV_KINDS; i++) {
+	for (i = 0; unseen && i < RL_BPF_NR_EV_KINDS; i++) {
 		struct bpf_prog_info info = {};
 		u32 len = sizeof(info);
 		int fd = seen_progs[i] ? bpf_program__fd(seen_progs[i]) : -1;
 
+		n->unseen[i] = 0;
 		if (fd >= 0 && !bpf_prog_get_info_by_fd(fd, &info, &len))
-			n->seen[i] += info.recursion_misses;
+			n->unseen[i] = info.recursion_misses;
 	}
 }
 
@@ -151,7 +157,7 @@ int refleak_bpf_prepare(struct evlist *evlist)
 	/* every program of an event runs from here: its events are counted */
 	skel->bss->enabled = 1;
 	rl_settle();
-	rl_read_counts(&rl_start);
+	rl_read_counts(&rl_start, true);
 	return 0;
 out:
 	refleak_bpf__destroy(skel);
@@ -533,7 +539,7 @@ static u64 rl_events_missed(const struct rl_counts *end, bool say)
 	int i;
 
 	for (i = 0; i < RL_BPF_NR_EV_KINDS; i++) {
-		seen = end->seen[i] - rl_start.seen[i];
+		seen = end->seen[i] + end->unseen[i] - rl_start.seen[i] - rl_start.unseen[i];
 		taken = end->taken[i] - rl_start.taken[i];
 		if (say)
 			pr_debug("perf refleak: %s: %llu seen, %llu taken\n", rl_ev_names[i],
@@ -609,10 +615,11 @@ ssize_t refleak_bpf_write(struct perf_session *session)
 	 * A task preempted inside an event takes it when it runs again: a
 	 * difference left is waited for, up to 2 s.
 	 */
+	rl_read_counts(&end, true);
 	skel->bss->enabled = 0;
 	for (i = 0; i < 40; i++) {
 		rl_settle();
-		rl_read_counts(&end);
+		rl_read_counts(&end, false);
 		if (!rl_events_missed(&end, false))
 			break;
 	}
