@@ -438,19 +438,18 @@ static void rl_write_object(struct rl_writer *w, const struct rl_bpf_obj *o)
 {
 	u32 i;
 
-	if (!(o->flags & RL_BPF_OBJ_ORPHAN))
-		rl_write_alloc(w, o);
+	if (o->flags & RL_BPF_OBJ_ORPHAN) {
+		/* an anomaly on no object: ptr is the counter, its offset 0 */
+		if (o->nr_log)
+			rl_write_ev(w, o, &o->log[0], o->ptr);
+		return;
+	}
+	rl_write_alloc(w, o);
 	for (i = 0; i < o->nr_log && i < RL_BPF_LOG; i++) {
 		/* the free comes before a late event */
 		if ((o->flags & RL_BPF_OBJ_FREED) && o->log[i].time > o->free.time)
 			break;
-		rl_write_ev(w, o, &o->log[i], (o->flags & RL_BPF_OBJ_ORPHAN) ? 0 : o->ptr);
-	}
-	if (o->flags & RL_BPF_OBJ_ORPHAN) {
-		/* ptr is the counter: its offset is 0 */
-		if (o->nr_log)
-			rl_write_ev(w, o, &o->log[0], o->ptr);
-		return;
+		rl_write_ev(w, o, &o->log[i], o->ptr);
 	}
 	if (o->flags & RL_BPF_OBJ_FREED)
 		rl_write_ev(w, o, &o->free, o->ptr);
