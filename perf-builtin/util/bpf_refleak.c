@@ -569,6 +569,30 @@ static void rl_debug_unplaced(struct rl_writer *w)
 	}
 }
 
+/*
+ * -v: what each program cost, when the kernel measured it
+ * (sysctl kernel.bpf_stats_enabled=1 for the whole recording)
+ */
+static void rl_debug_prog_times(void)
+{
+	struct bpf_program *prog;
+
+	if (verbose <= 0)
+		return;
+	bpf_object__for_each_program(prog, skel->obj) {
+		struct bpf_prog_info info = {};
+		u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_prog_get_info_by_fd(fd, &info, &len) || !info.run_cnt)
+			continue;
+		pr_debug("perf refleak: %s: run %llu times, %llu ns each, %.3f s in all\n",
+			 bpf_program__name(prog), (unsigned long long)info.run_cnt,
+			 (unsigned long long)(info.run_time_ns / info.run_cnt),
+			 info.run_time_ns / 1e9);
+	}
+}
+
 static void rl_write_misses(struct rl_writer *w, const struct rl_counts *counts, u64 end)
 {
 	struct refleak_bpf_misses_rec rec = { .type = REFLEAK_BPF_REC_MISSES, };
@@ -594,6 +618,7 @@ static void rl_write_misses(struct rl_writer *w, const struct rl_counts *counts,
 	}
 	rec.nr_unplaced_sets = skel->bss->nr_unplaced_sets;
 	rl_debug_unplaced(w);
+	rl_debug_prog_times();
 	/* first in time: the report knows which verdicts are uncertain before it makes them */
 	rl_write_sample(w, w->bpf_evsel, rec.first_ns ?: 1, 0, 0, 0, 0, NULL, &rec, sizeof(rec));
 }
