@@ -466,8 +466,12 @@ static __always_inline void rl_alloc(void *ctx, u32 level, u8 kind, u64 call_sit
 		bpf_probe_read_kernel_str(name, sizeof(name), BPF_CORE_READ(s, name));
 		bpf_map_update_elem(&cache_names, &cache, name, BPF_NOEXIST);
 	}
-	/* its memory is another object's now: no put after free on it */
-	bpf_map_delete_elem(&graveyard, &addr);
+	/*
+	 * Its memory is another object's now: no put after free on it.  Looked
+	 * up first: a delete takes the bucket's lock.
+	 */
+	if (bpf_map_lookup_elem(&graveyard, &addr))
+		bpf_map_delete_elem(&graveyard, &addr);
 	/*
 	 * An object followed there was freed without a free event: kept as
 	 * it is, the report sees its address allocated again.
@@ -567,18 +571,28 @@ static long rl_probe_one(u64 i, void *ctx)
 	return 1;
 }
 
-static __always_inline struct rl_bpf_obj *rl_object_of(u64 ref)
+static __always_inline struct rl_bpf_obj *rl_object_below(u64 ref)
 {
 	struct rl_probe_ctx p = { .ref = ref };
-	u64 *start = bpf_map_lookup_elem(&counters, &ref);
 
-	if (start)
-		return bpf_map_lookup_elem(&objects, start);
 	bpf_loop(RL_PROBE_WORDS, rl_probe_one, &p, 0);
 	return p.found ? bpf_map_lookup_elem(&objects, &p.found) : NULL;
 }
 
-/* a new object, for a counter born in one of its CPU's latest allocations */
+/* the object followed with a counter at @ref, or holding it */
+static __always_inline struct rl_bpf_obj *rl_object_of(u64 ref)
+{
+	u64 *start = bpf_map_lookup_elem(&counters, &ref);
+
+	if (start)
+		return bpf_map_lookup_elem(&objects, start);
+	return rl_object_below(ref);
+}
+
+/*
+ * The object of a counter born in one of its CPU's latest allocations (a
+ * new one, or followed already), else in an object followed already
+ */
 static __always_inline struct rl_bpf_obj *rl_object_new(u64 ref, u64 caller, u32 level)
 {
 	u32 zero = 0, i;
@@ -598,7 +612,13 @@ static __always_inline struct rl_bpf_obj *rl_object_new(u64 ref, u64 caller, u32
 			break;
 	}
 	if (i == RL_BPF_RECENT) {
-		u64 one = 1, *n = bpf_map_lookup_elem(&unplaced, &caller);
+		u64 one = 1, *n;
+
+		/* not a recent allocation: an object followed already, below it? */
+		o = rl_object_below(ref);
+		if (o)
+			return o;
+		n = bpf_map_lookup_elem(&unplaced, &caller);
 
 		__sync_fetch_and_add(&nr_unplaced_sets, 1);
 		if (n)
@@ -653,10 +673,18 @@ static __always_inline void rl_set(void *ctx, u32 level, u64 caller, u64 addr, i
 	struct rl_bpf_ctr *ctr;
 	struct rl_bpf_obj *o;
 	struct rl_bpf_ev ev;
+	u64 *start;
 
 	/* a counter born here: the memory of any object freed here is reused */
-	bpf_map_delete_elem(&grave_counters, &addr);
-	o = rl_object_of(addr);
+	if (bpf_map_lookup_elem(&grave_counters, &addr))
+		bpf_map_delete_elem(&grave_counters, &addr);
+	/*
+	 * A counter born again, or one in a recent allocation (the object
+	 * followed there, or a new one), or one in an object followed
+	 * already: the probe below it is dear, the last resort.
+	 */
+	start = bpf_map_lookup_elem(&counters, &addr);
+	o = start ? bpf_map_lookup_elem(&objects, start) : NULL;
 	if (!o)
 		o = rl_object_new(addr, caller, level);
 	if (!o)
