@@ -136,6 +136,7 @@ int refleak_bpf_prepare(struct evlist *evlist)
 	bpf_map__set_max_entries(skel->maps.counters, 2 * n);
 	bpf_map__set_max_entries(skel->maps.reports, n / 4 ?: 1);
 	bpf_map__set_max_entries(skel->maps.sites, n / 4 ?: 1);
+	bpf_map__set_max_entries(skel->maps.alloc_stacks, n / 4 ?: 1);
 	if (!is_valid_tracepoint("kmem:kfree_rcu")) {
 		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_seen, false);
 		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_0, false);
@@ -179,6 +180,7 @@ struct rl_writer {
 	struct hashmap		*stacks;	/* stack key -> struct rl_stack */
 	u64			nr_stacks_lost;	/* keys no longer in the map */
 	int			stacks_fd;
+	int			alloc_stacks_fd;
 	int			names_fd;
 	ssize_t			bytes;
 	int			err;
@@ -228,7 +230,8 @@ static const struct rl_stack *rl_stack(struct rl_writer *w, u64 key)
 	st = zalloc(sizeof(*st));
 	if (!st)
 		return NULL;
-	if (bpf_map_lookup_elem(w->stacks_fd, &key, &taken)) {
+	if (bpf_map_lookup_elem(w->alloc_stacks_fd, &key, &taken) &&
+	    bpf_map_lookup_elem(w->stacks_fd, &key, &taken)) {
 		w->nr_stacks_lost++;
 	} else {
 		nr = min_t(u32, taken.nr, RL_MAX_STACK);
@@ -653,6 +656,7 @@ ssize_t refleak_bpf_write(struct perf_session *session)
 
 	w.machine = &session->machines.host;
 	w.stacks_fd = bpf_map__fd(skel->maps.stacks);
+	w.alloc_stacks_fd = bpf_map__fd(skel->maps.alloc_stacks);
 	w.names_fd = bpf_map__fd(skel->maps.cache_names);
 	w.stacks = hashmap__new(rl_id_hash, rl_id_equal, NULL);
 	w.event = zalloc(PERF_SAMPLE_MAX_SIZE);

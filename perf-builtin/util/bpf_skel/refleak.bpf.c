@@ -39,10 +39,11 @@ struct kmem_cache___rl {
  * freed on demand may kmalloc() or kfree(), and so fire these programs
  * inside themselves.
  *
- * The stacks of the objects followed, by a 64-bit hash of their frames: a
+ * The stacks of the events of the objects followed (a final put, an
+ * anomaly, the free of one reported), by a 64-bit hash of their frames: a
  * stack trace map's buckets are its ids, and two stacks in one bucket
- * fail, which thousands of allocation stacks do.  The least recently used
- * go when it is full (stacks taken in interrupts are as many as what they
+ * fail, which thousands of stacks do.  The least recently used go when it
+ * is full (stacks taken in interrupts are as many as what they
  * interrupt): a stack an object written at the end lost is counted then.
  */
 struct {
@@ -51,6 +52,19 @@ struct {
 	__type(value, struct rl_bpf_stack);
 	__uint(max_entries, 32768);
 } stacks SEC(".maps");
+
+/*
+ * The allocation stacks of the objects followed: not evicted, as the
+ * stacks of their events are, however long an object lives (a leak does)
+ * or however many events come after it.  Balanced objects' sums are by
+ * it.  Far fewer than the events' stacks: sized as the sites.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u64);
+	__type(value, struct rl_bpf_stack);
+	__uint(max_entries, 16384);
+} alloc_stacks SEC(".maps");
 
 /* a stack being taken, per nesting level */
 struct {
@@ -297,8 +311,8 @@ static __always_inline u64 rl_stack_key(const struct rl_bpf_stack *st)
 	return h ?: 1;
 }
 
-/* the key of a stack, kept in the stack map; 0: none */
-static __always_inline u64 rl_stack_save(const struct rl_bpf_stack *st)
+/* the key of a stack, kept in @map (stacks or alloc_stacks); 0: none */
+static __always_inline u64 rl_stack_save(void *map, const struct rl_bpf_stack *st)
 {
 	u64 key;
 	long err;
@@ -306,9 +320,9 @@ static __always_inline u64 rl_stack_save(const struct rl_bpf_stack *st)
 	if (!st->nr)
 		return 0;
 	key = rl_stack_key(st);
-	if (bpf_map_lookup_elem(&stacks, &key))
+	if (bpf_map_lookup_elem(map, &key))
 		return key;
-	err = bpf_map_update_elem(&stacks, &key, st, BPF_NOEXIST);
+	err = bpf_map_update_elem(map, &key, st, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
 		rl_miss(RL_BPF_MISS_STACKS);
 		return 0;
@@ -332,7 +346,7 @@ static __always_inline u64 rl_stack(void *ctx, u32 level)
 	if (!st)
 		return 0;
 	rl_stack_take(ctx, st);
-	return rl_stack_save(st);
+	return rl_stack_save(&stacks, st);
 }
 
 /* an event, with its stack if @stack */
@@ -638,7 +652,7 @@ static __always_inline struct rl_bpf_obj *rl_object_new(u64 ref, u64 caller, u32
 		o->time = a->time;
 		o->pid = a->pid;
 		o->tid = a->tid;
-		o->stack = rl_stack_save(&a->stack);
+		o->stack = rl_stack_save(&alloc_stacks, &a->stack);
 		o->cpu = a->cpu;
 		o->kind = a->kind;
 	}
