@@ -228,10 +228,15 @@ static __always_inline int rl_take(void *ctx, u32 ev, u32 k)
 			return -1;
 		*taken = 1;
 	} else {
-		/* not marked: the first program nested in itself, or not enabled */
-		if (!enabled)
+		/*
+		 * Not marked: the first program nested in itself, or not
+		 * enabled.  Taken only if marked taken now, for the programs
+		 * after it: the update fails when it comes in one on the same
+		 * bucket on this CPU, and an event taken twice is a put
+		 * counted twice, a double put that never was.
+		 */
+		if (!enabled || bpf_map_update_elem(&in_flight, &key, &one, BPF_ANY))
 			return -1;
-		bpf_map_update_elem(&in_flight, &key, &one, BPF_ANY);
 	}
 	if (c->depth >= RL_BPF_LEVELS)
 		return -1;
