@@ -596,6 +596,36 @@ static void rl_debug_prog_times(void)
 	}
 }
 
+static u32 rl_map_entries(struct bpf_map *map)
+{
+	int fd = bpf_map__fd(map);
+	u8 key[32], *prev = NULL;
+	u32 n = 0;
+
+	if (bpf_map__key_size(map) > sizeof(key))
+		return 0;
+	while (!bpf_map_get_next_key(fd, prev, key)) {
+		prev = key;
+		n++;
+	}
+	return n;
+}
+
+/* -v: how full the maps --map-nr-entries sizes were */
+static void rl_debug_maps(void)
+{
+	if (verbose <= 0)
+		return;
+	pr_debug("perf refleak: objects followed at once: %llu at the most, of %u\n",
+		 (unsigned long long)skel->bss->max_objects_live,
+		 bpf_map__max_entries(skel->maps.objects));
+	pr_debug("perf refleak: sites summed: %u of %u; allocation stacks: %u of %u; reports: %u of %u\n",
+		 rl_map_entries(skel->maps.sites), bpf_map__max_entries(skel->maps.sites),
+		 rl_map_entries(skel->maps.alloc_stacks),
+		 bpf_map__max_entries(skel->maps.alloc_stacks),
+		 rl_map_entries(skel->maps.reports), bpf_map__max_entries(skel->maps.reports));
+}
+
 static void rl_write_misses(struct rl_writer *w, const struct rl_counts *counts, u64 end)
 {
 	struct refleak_bpf_misses_rec rec = { .type = REFLEAK_BPF_REC_MISSES, };
@@ -622,6 +652,7 @@ static void rl_write_misses(struct rl_writer *w, const struct rl_counts *counts,
 	rec.nr_unplaced_sets = skel->bss->nr_unplaced_sets;
 	rl_debug_unplaced(w);
 	rl_debug_prog_times();
+	rl_debug_maps();
 	/* first in time: the report knows which verdicts are uncertain before it makes them */
 	rl_write_sample(w, w->bpf_evsel, rec.first_ns ?: 1, 0, 0, 0, 0, NULL, &rec, sizeof(rec));
 }

@@ -176,6 +176,9 @@ u64 misses[RL_BPF_NR_MISSES];
 u64 first_miss_ns;
 u64 last_miss_ns;
 u64 nr_unplaced_sets;	/* counters born in no object followed */
+/* objects followed now, and at the most: what --map-nr-entries must hold */
+u64 nr_objects_live;
+u64 max_objects_live;
 
 /* ... by the function that set them, for 'perf refleak record -b -v' */
 struct {
@@ -499,7 +502,8 @@ static __always_inline void rl_alloc(void *ctx, u32 level, u8 kind, u64 call_sit
 	if (o) {
 		rl_report(o, addr, o->time);
 		rl_forget_counters(o, false);
-		bpf_map_delete_elem(&objects, &addr);
+		if (!bpf_map_delete_elem(&objects, &addr))
+			__sync_fetch_and_sub(&nr_objects_live, 1);
 	}
 	i = r->next++ % RL_BPF_RECENT;
 	a = &r->alloc[i];
@@ -558,7 +562,8 @@ static __always_inline void rl_free(void *ctx, u32 level, u8 kind, u64 call_site
 		rl_forget_counters(o, true);
 		bpf_map_update_elem(&graveyard, &addr, o, BPF_ANY);
 	}
-	bpf_map_delete_elem(&objects, &addr);
+	if (!bpf_map_delete_elem(&objects, &addr))
+		__sync_fetch_and_sub(&nr_objects_live, 1);
 }
 
 RL_PROGS(kfree, RL_BPF_KFREE, rl_free(ctx, level, RL_BPF_KFREE, call_site, ptr),
@@ -665,6 +670,13 @@ static __always_inline struct rl_bpf_obj *rl_object_new(u64 ref, u64 caller, u32
 	if (err && err != -EEXIST) {
 		rl_miss(RL_BPF_MISS_OBJECTS);
 		return NULL;
+	}
+	if (!err) {
+		u64 n = __sync_fetch_and_add(&nr_objects_live, 1) + 1;
+
+		/* not atomic: a maximum a few objects short is as good */
+		if (n > max_objects_live)
+			max_objects_live = n;
 	}
 	return bpf_map_lookup_elem(&objects, &o->ptr);
 }
