@@ -183,6 +183,7 @@ struct rl_writer {
 	int			alloc_stacks_fd;
 	int			names_fd;
 	ssize_t			bytes;
+	u64			last_time;	/* of the object being written */
 	int			err;
 	union perf_event	*event;
 	struct evsel		*evsel[RL_BPF_NR_EV_KINDS];
@@ -379,6 +380,21 @@ static struct evsel *rl_raw_begin(struct rl_writer *w, u8 kind, u32 pid, struct 
 }
 
 /* the sample of one event of an object, in its tracepoint's layout */
+/*
+ * An object's events are written in the order they came, each later than
+ * the one before: with a coarse clock (a guest whose TSC the kernel gave
+ * up on counts in ticks) a put and the free before it may have one time,
+ * and the report, which sorts by time, would see them the other way
+ * round.  A nanosecond apart is as close as they may have been.
+ */
+static u64 rl_time_after(struct rl_writer *w, u64 time)
+{
+	if (time <= w->last_time)
+		time = w->last_time + 1;
+	w->last_time = time;
+	return time;
+}
+
 static void rl_write_ev(struct rl_writer *w, const struct rl_bpf_obj *o,
 			const struct rl_bpf_ev *ev, u64 addr)
 {
@@ -414,8 +430,8 @@ static void rl_write_ev(struct rl_writer *w, const struct rl_bpf_obj *o,
 	default:
 		return;
 	}
-	rl_write_sample(w, evsel, ev->time, ev->pid, ev->tid, ev->cpu, ev->caller,
-			rl_stack(w, ev->stack), raw.data, raw.size);
+	rl_write_sample(w, evsel, rl_time_after(w, ev->time), ev->pid, ev->tid, ev->cpu,
+			ev->caller, rl_stack(w, ev->stack), raw.data, raw.size);
 }
 
 static void rl_write_alloc(struct rl_writer *w, const struct rl_bpf_obj *o)
@@ -433,14 +449,15 @@ static void rl_write_alloc(struct rl_writer *w, const struct rl_bpf_obj *o)
 	rl_raw_set(&raw, "bytes_alloc", o->size);
 	if (o->kind == RL_BPF_CACHE_ALLOC)
 		rl_raw_set_str(&raw, "name", rl_cache_name(w, o->cache, name));
-	rl_write_sample(w, evsel, o->time, o->pid, o->tid, o->cpu, o->call_site,
-			rl_stack(w, o->stack), raw.data, raw.size);
+	rl_write_sample(w, evsel, rl_time_after(w, o->time), o->pid, o->tid, o->cpu,
+			o->call_site, rl_stack(w, o->stack), raw.data, raw.size);
 }
 
 static void rl_write_object(struct rl_writer *w, const struct rl_bpf_obj *o)
 {
 	u32 i;
 
+	w->last_time = 0;
 	if (o->flags & RL_BPF_OBJ_ORPHAN) {
 		/* an anomaly on no object: ptr is the counter, its offset 0 */
 		if (o->nr_log)
@@ -450,7 +467,7 @@ static void rl_write_object(struct rl_writer *w, const struct rl_bpf_obj *o)
 	rl_write_alloc(w, o);
 	for (i = 0; i < o->nr_log && i < RL_BPF_LOG; i++) {
 		/* the free comes before a late event */
-		if ((o->flags & RL_BPF_OBJ_FREED) && o->log[i].time > o->free.time)
+		if ((o->flags & RL_BPF_OBJ_FREED) && i >= o->nr_log_at_free)
 			break;
 		rl_write_ev(w, o, &o->log[i], o->ptr);
 	}

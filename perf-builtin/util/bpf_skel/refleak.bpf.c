@@ -107,8 +107,10 @@ struct {
 
 struct rl_report_key {
 	u64	addr;
-	u64	time;
+	u64	nr;	/* one address is reported again, in one clock tick too */
 };
+
+u64 nr_reports;
 
 /* objects that are not balanced, and anomalies on no object */
 struct {
@@ -357,13 +359,33 @@ static __always_inline u64 rl_stack(void *ctx, u32 level)
 	return rl_stack_save(&stacks, st);
 }
 
+/*
+ * The time of an event: each later than the one before on its CPU.  The
+ * clock may count in ticks (a guest whose TSC the kernel gave up on), and
+ * an object freed and its address allocated again in one tick must not
+ * look like one object to the report, which orders events by time.
+ */
+static __always_inline u64 rl_now(void)
+{
+	u32 zero = 0;
+	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);
+	u64 now = bpf_ktime_get_ns();
+
+	if (!c)
+		return now;
+	if (now <= c->last_ns)
+		now = c->last_ns + 1;
+	c->last_ns = now;
+	return now;
+}
+
 /* an event, with its stack if @stack */
 static __always_inline void rl_ev_init(struct rl_bpf_ev *ev, void *ctx, u32 level, u8 kind,
 				       u64 caller, bool stack)
 {
 	u64 pid_tgid = bpf_get_current_pid_tgid();
 
-	ev->time = bpf_ktime_get_ns();
+	ev->time = rl_now();
 	ev->caller = caller;
 	ev->pid = pid_tgid >> 32;
 	ev->tid = (u32)pid_tgid;
@@ -445,9 +467,12 @@ static __always_inline void rl_sum_balanced(struct rl_bpf_obj *o, bool any_put, 
 		site->max_life_ns = life;
 }
 
-static __always_inline void rl_report(struct rl_bpf_obj *o, u64 addr, u64 time)
+static __always_inline void rl_report(struct rl_bpf_obj *o, u64 addr)
 {
-	struct rl_report_key key = { .addr = addr, .time = time };
+	struct rl_report_key key = {
+		.addr = addr,
+		.nr = __sync_fetch_and_add(&nr_reports, 1),
+	};
 
 	if (bpf_map_update_elem(&reports, &key, o, BPF_ANY))
 		rl_miss(RL_BPF_MISS_REPORTS);
@@ -500,7 +525,7 @@ static __always_inline void rl_alloc(void *ctx, u32 level, u8 kind, u64 call_sit
 	 */
 	o = bpf_map_lookup_elem(&objects, &addr);
 	if (o) {
-		rl_report(o, addr, o->time);
+		rl_report(o, addr);
 		rl_forget_counters(o, false);
 		if (!bpf_map_delete_elem(&objects, &addr))
 			__sync_fetch_and_sub(&nr_objects_live, 1);
@@ -512,7 +537,7 @@ static __always_inline void rl_alloc(void *ctx, u32 level, u8 kind, u64 call_sit
 	a->size = size;
 	a->call_site = call_site;
 	a->cache = cache;
-	a->time = bpf_ktime_get_ns();
+	a->time = rl_now();
 	a->pid = pid_tgid >> 32;
 	a->tid = (u32)pid_tgid;
 	rl_stack_take(ctx, &a->stack);
@@ -545,6 +570,8 @@ static __always_inline void rl_free(void *ctx, u32 level, u8 kind, u64 call_site
 	/* the stack of a free is shown only for an object reported */
 	rl_ev_init(&o->free, ctx, level, kind, call_site, false);
 	o->flags |= RL_BPF_OBJ_FREED;
+	/* what came after it: a clock's tick may hold both */
+	o->nr_log_at_free = o->nr_log < RL_BPF_LOG ? o->nr_log : RL_BPF_LOG;
 	for (i = 0; i < RL_BPF_MAX_CTRS && i < o->nr_ctrs; i++) {
 		if (o->ctrs[i].nr_puts)
 			any_put = true;
@@ -555,7 +582,7 @@ static __always_inline void rl_free(void *ctx, u32 level, u8 kind, u64 call_site
 	}
 	if ((o->flags & RL_BPF_OBJ_ANOMALY) || twice || o->nr_log > RL_BPF_LOG) {
 		o->free.stack = rl_stack(ctx, level);
-		rl_report(o, addr, o->free.time);
+		rl_report(o, addr);
 		rl_forget_counters(o, false);
 	} else {
 		rl_sum_balanced(o, any_put, live);
@@ -760,7 +787,7 @@ static __always_inline bool rl_late(u64 addr, struct rl_bpf_ev *ev)
 	ev->offset = addr - o->ptr;
 	o->flags |= RL_BPF_OBJ_LATE;
 	rl_log(o, ev);
-	rl_report(o, key, o->free.time);
+	rl_report(o, key);
 	bpf_map_delete_elem(&graveyard, &key);
 	bpf_map_delete_elem(&grave_counters, &addr);
 	return true;
@@ -818,7 +845,7 @@ static __always_inline void rl_anomaly(void *ctx, u32 level, u64 caller, u64 add
 			o->flags = RL_BPF_OBJ_ORPHAN;
 			o->nr_log = 1;
 			o->log[0] = ev;
-			rl_report(o, addr, ev.time);
+			rl_report(o, addr);
 		}
 	}
 }

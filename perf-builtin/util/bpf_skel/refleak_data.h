@@ -100,7 +100,8 @@ struct rl_bpf_obj {
 	/* the free, with RL_BPF_OBJ_FREED */
 	struct rl_bpf_ev free;
 	u8	nr_ctrs;
-	u8	pad[3];
+	u8	nr_log_at_free;	/* the log's events before the free */
+	u8	pad[2];
 	u32	nr_log;		/* counter events, some perhaps not kept */
 	struct rl_bpf_ctr ctrs[RL_BPF_MAX_CTRS];
 	struct rl_bpf_ev log[RL_BPF_LOG];
@@ -150,6 +151,7 @@ struct rl_bpf_alloc {
 struct rl_cpu {
 	u32	depth;
 	u32	pad;
+	u64	last_ns;	/* the last time given to an event */
 	u64	seen[RL_BPF_NR_EV_KINDS];	/* events that fired */
 	u64	handled[RL_BPF_NR_EV_KINDS];	/* ... that a program took */
 };
