@@ -127,8 +127,7 @@ same_findings() { # <name>
 	if [ "${lost:-0}" != 0 ] && [ -z "$extra" ]; then
 		pass "$1: $lost events missed in the kernel with -b, every verdict uncertain:" \
 			"$(wc -l < "$tmpdir/$1-b.cmp") of $(wc -l < "$tmpdir/$1.cmp")" \
-			"findings asserted,"
-			"none the plain recording lacks"
+			"findings asserted, none the plain recording lacks"
 	elif cmp -s "$tmpdir/$1.cmp" "$tmpdir/$1-b.cmp"; then
 		pass "$1: the same definite and likely findings with -b" \
 			"($(wc -l < "$tmpdir/$1.findings"))"
