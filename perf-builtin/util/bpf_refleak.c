@@ -379,7 +379,6 @@ static struct evsel *rl_raw_begin(struct rl_writer *w, u8 kind, u32 pid, struct 
 	return evsel;
 }
 
-/* the sample of one event of an object, in its tracepoint's layout */
 /*
  * An object's events are written in the order they came, each later than
  * the one before: with a coarse clock (a guest whose TSC the kernel gave
@@ -395,6 +394,7 @@ static u64 rl_time_after(struct rl_writer *w, u64 time)
 	return time;
 }
 
+/* the sample of one event of an object, in its tracepoint's layout */
 static void rl_write_ev(struct rl_writer *w, const struct rl_bpf_obj *o,
 			const struct rl_bpf_ev *ev, u64 addr)
 {

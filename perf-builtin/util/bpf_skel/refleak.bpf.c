@@ -630,14 +630,18 @@ static __always_inline struct rl_bpf_obj *rl_object_below(u64 ref)
 	return p.found ? bpf_map_lookup_elem(&objects, &p.found) : NULL;
 }
 
-/* the object followed with a counter at @ref, or holding it */
-static __always_inline struct rl_bpf_obj *rl_object_of(u64 ref)
+/* the object followed with a counter born at @ref */
+static __always_inline struct rl_bpf_obj *rl_object_by_counter(u64 ref)
 {
 	u64 *start = bpf_map_lookup_elem(&counters, &ref);
 
-	if (start)
-		return bpf_map_lookup_elem(&objects, start);
-	return rl_object_below(ref);
+	return start ? bpf_map_lookup_elem(&objects, start) : NULL;
+}
+
+/* the object followed with a counter at @ref, or holding it */
+static __always_inline struct rl_bpf_obj *rl_object_of(u64 ref)
+{
+	return rl_object_by_counter(ref) ?: rl_object_below(ref);
 }
 
 /*
@@ -731,7 +735,6 @@ static __always_inline void rl_set(void *ctx, u32 level, u64 caller, u64 addr, i
 	struct rl_bpf_ctr *ctr;
 	struct rl_bpf_obj *o;
 	struct rl_bpf_ev ev;
-	u64 *start;
 
 	/* a counter born here: the memory of any object freed here is reused */
 	if (bpf_map_lookup_elem(&grave_counters, &addr))
@@ -741,10 +744,7 @@ static __always_inline void rl_set(void *ctx, u32 level, u64 caller, u64 addr, i
 	 * followed there, or a new one), or one in an object followed
 	 * already: the probe below it is dear, the last resort.
 	 */
-	start = bpf_map_lookup_elem(&counters, &addr);
-	o = start ? bpf_map_lookup_elem(&objects, start) : NULL;
-	if (!o)
-		o = rl_object_new(addr, caller, level);
+	o = rl_object_by_counter(addr) ?: rl_object_new(addr, caller, level);
 	if (!o)
 		return;
 	/* a birth's stack is in no output */
@@ -795,14 +795,10 @@ static __always_inline bool rl_late(u64 addr, struct rl_bpf_ev *ev)
 
 static __always_inline void rl_final_put(void *ctx, u32 level, u64 caller, u64 addr, int kind)
 {
-	struct rl_bpf_obj *o = NULL;
+	struct rl_bpf_obj *o = rl_object_by_counter(addr);
 	struct rl_bpf_ctr *ctr;
 	struct rl_bpf_ev ev;
-	u64 *start;
 
-	start = bpf_map_lookup_elem(&counters, &addr);
-	if (start)
-		o = bpf_map_lookup_elem(&objects, start);
 	if (!o && !bpf_map_lookup_elem(&grave_counters, &addr))
 		return;	/* allocated before the recording, or not followed */
 	rl_ev_init(&ev, ctx, level, RL_BPF_FINAL_PUT, caller, true);
