@@ -1112,6 +1112,9 @@ static void rl_print_unput(struct refleak_report *rep, FILE *fp,
 				fprintf(fp, "            %s\n", RL_UNSEEN_GETS);
 			else if (rep->has_callchain)
 				rl_print_frames(rep, fp, u->stacks[s].stack);
+			if (u->stacks[s].merged)
+				fprintf(fp, "%12s%s\n", "",
+					"(and other stacks, same first three frames)");
 		}
 	}
 	if (i < nr)
@@ -1869,8 +1872,9 @@ static void json_unput(struct refleak_report *rep, FILE *fp, const struct reflea
 			i ? ", " : "", u->nr_objects, u->refs, u->certain ? "true" : "false");
 		fprintf(fp, ", \"gets\": [");
 		for (s = 0; s < u->nr_stacks; s++) {
-			fprintf(fp, "%s{\"balance\": %" PRId64 ", \"frames\": ", s ? ", " : "",
-				u->stacks[s].balance);
+			fprintf(fp, "%s{\"balance\": %" PRId64 ", \"merged\": %s, \"frames\": ",
+				s ? ", " : "", u->stacks[s].balance,
+				u->stacks[s].merged ? "true" : "false");
 			json_frames(rep, fp, u->stacks[s].stack);
 			fprintf(fp, "}");
 		}

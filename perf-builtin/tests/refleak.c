@@ -1744,6 +1744,63 @@ static int test__refleak_refs_ambiguous(struct test_suite *test __maybe_unused,
 }
 
 /*
+ * A get made in an interrupt: its stacks differ below the interrupted
+ * code's frames, not in the get's call and two callers.  It is one get:
+ * one entry with the balances of its stacks summed, and the objects that
+ * kept it are one list, whichever stack each took it at.
+ */
+static int test__refleak_refs_one_get_many_stacks(struct test_suite *test __maybe_unused,
+						  int subtest __maybe_unused)
+{
+	struct refleak *rl = new_refs_engine();
+	struct refleak_unput **arr, *two = NULL, *one = NULL;
+	struct refleak_group *g;
+	u32 s_set, s_irq[2], s_put;
+	u64 now = T0;
+	size_t nr = 0, i;
+
+	TEST_ASSERT_VAL("engine", rl);
+	s_set = stack_of(rl, FN(3) + 0x10, FN(10) + 0x10, FN(20), FN(30));
+	s_irq[0] = stack_of(rl, FN(4) + 0x10, FN(11) + 0x10, FN(21) + 0x10, FN(31));
+	s_irq[1] = stack_of(rl, FN(4) + 0x10, FN(11) + 0x10, FN(21) + 0x10, FN(32));
+	s_put = stack_of(rl, FN(6) + 0x10, FN(13) + 0x10, FN(23), FN(33));
+	/* two objects, each got at one of the stacks; a third at both */
+	for (i = 0; i < 3; i++) {
+		u64 ref = 0x200008 + i * 0x1000;
+
+		ev_alloc_pid(rl, now += MS, ref - 8, SITE_L, 1, 100);
+		ev_set_at(rl, now += MS, ref, 1, s_set);
+		ev_ref(rl, now += MS, ref, 1, 1, s_irq[i % 2]);
+		if (i == 2)
+			ev_ref(rl, now += MS, ref, 2, 1, s_irq[1]);
+		ev_ref(rl, now += MS, ref, i == 2 ? 3 : 2, -1, s_put);
+	}
+	refleak__exit(rl, 100, now += MS);
+	finish(rl, now + 5 * SEC);
+
+	g = only_group(rl, REFLEAK_LIKELY_LEAK);
+	arr = g ? refleak_refs__unput(g, &nr) : NULL;
+	for (i = 0; arr && i < nr; i++) {
+		if (arr[i]->nr_objects == 2)
+			two = arr[i];
+		else
+			one = arr[i];
+	}
+	free(arr);
+	TEST_ASSERT_VAL("two lists", nr == 2 && two && one);
+	TEST_ASSERT_VAL("the objects with one get: the get and the birth, 1 each",
+			two->nr_stacks == 2 && two->stacks[0].balance == 1 &&
+			two->stacks[1].balance == 1 && !two->stacks[0].merged &&
+			!two->stacks[1].merged);
+	TEST_ASSERT_VAL("the object with two: one entry for both stacks, 2",
+			one->nr_objects == 1 && one->refs == 2 && one->nr_stacks == 2 &&
+			one->stacks[0].balance == 2 && one->stacks[0].merged &&
+			(one->stacks[0].stack == s_irq[0] || one->stacks[0].stack == s_irq[1]));
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+/*
  * References handed over (a get in one function, its put in another) on
  * objects that reach zero: nothing to name.  An object freed with a
  * reference left names what it still held.  A counter whose first event
@@ -1996,6 +2053,8 @@ static struct test_case tests__refleak[] = {
 	TEST_CASE("lost windows out of time order", refleak_lost_unsorted),
 	TEST_CASE("refs: the get an error path never put", refleak_refs_error_path),
 	TEST_CASE("refs: several gets could own a put", refleak_refs_ambiguous),
+	TEST_CASE("refs: one get at several stacks below its callers",
+		  refleak_refs_one_get_many_stacks),
 	TEST_CASE("refs: handed over, freed holding, before the recording, lost",
 		  refleak_refs_handoff),
 	TEST_CASE("refs: a leak whose objects hold another's references is its root",

@@ -50,6 +50,10 @@
  * dropping the reference of a freed holder) only down to the interrupt's
  * entry: below it is whatever the interrupt stopped.
  *
+ * The report names a get by its call and two callers (RL_NAME_DEPTH
+ * frames): the stacks of a get that agree there are one entry, their
+ * balances summed, and objects are grouped by the gets so named.
+ *
  * An object with several counters keeps one ledger each; the references
  * named for an object of a finding are those of the counter that keeps the
  * others alive: of its counters still holding references, the one that
@@ -85,6 +89,8 @@
 #define RL_UNITS_MAX		64
 /* puts a pairing could not decide, remembered for rule 4 */
 #define RL_OPEN_MAX		64
+/* frames that name a get in the report: its call and two callers */
+#define RL_NAME_DEPTH		3
 /* balanced shapes kept per site; more make rule 4 undecided there */
 #define RL_SHAPES_MAX		64
 /* counters of one object followed; the events of more are ignored */
@@ -373,8 +379,11 @@ static u32 rl_scope(struct refleak_stacks *st, u32 g, u32 p)
 	return score;
 }
 
-/* a stack as rules 1 and 4 compare it, see the top of this file */
-static u64 rl_stack_key(struct refleak_stacks *st, u32 id)
+/*
+ * A hash of stack @id's first @depth frames outside the machinery, down to
+ * an interrupt's entry; the first one by its function when @first_func.
+ */
+static u64 rl_frames_key(struct refleak_stacks *st, u32 id, u32 depth, bool first_func)
 {
 	u64 h = 0xcbf29ce484222325ULL;	/* FNV-1a over the frames */
 	const u64 *ips;
@@ -385,9 +394,15 @@ static u64 rl_stack_key(struct refleak_stacks *st, u32 id)
 		return id;
 	nr = rl_stack_end(st, ips, nr);
 	s = rl_user_start(st, ips, nr);
-	for (i = s; i < nr; i++)
-		h = (h ^ (i == s ? rl_func(st, ips[i]) : ips[i])) * 0x100000001b3ULL;
+	for (i = s; i < nr && i - s < depth; i++)
+		h = (h ^ (i == s && first_func ? rl_func(st, ips[i]) : ips[i])) * 0x100000001b3ULL;
 	return h ?: 1;
+}
+
+/* a stack as rules 1 and 4 compare it, see the top of this file */
+static u64 rl_stack_key(struct refleak_stacks *st, u32 id)
+{
+	return rl_frames_key(st, id, UINT32_MAX, true);
 }
 
 static struct rl_unit *rl_unit(struct refleak_stacks *st,
@@ -825,19 +840,89 @@ static int unput_stack_cmp(const void *a, const void *b)
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-/* "c|stack:balance|..." of a sorted result: objects with the same one are grouped */
-static char *rl_unput_signature(const struct refleak_unput *u)
+/* a get as the report names it: @id's first RL_NAME_DEPTH frames outside the machinery */
+static u64 rl_name_key(struct refleak_stacks *st, u32 id)
 {
-	size_t size = 16 + u->nr_stacks * 40, len;
+	return rl_frames_key(st, id, RL_NAME_DEPTH, false);
+}
+
+/*
+ * One entry per get as the report names it, the balances of its stacks
+ * summed, the stack with the largest standing for them.  The stacks of
+ * one get differ below its callers by how the code got there: a get in
+ * the tick by what the interrupt stopped, and by the tick's own path
+ * (sched_tick or hrtick).  Listed apart, they make one get look like
+ * several, and the objects that leaked by it look different from each
+ * other.
+ */
+static int rl_unput__merge(struct refleak_stacks *st, struct refleak_unput *u)
+{
+	u64 *keys = calloc(u->nr_stacks + 1, sizeof(*keys));
+	u32 i, j, m = 0;
+
+	if (!keys)
+		return -ENOMEM;
+	for (i = 0; i < u->nr_stacks; i++) {
+		u64 key = rl_name_key(st, u->stacks[i].stack);
+
+		for (j = 0; j < m && keys[j] != key; j++)
+			;
+		if (j < m) {
+			u->stacks[j].balance += u->stacks[i].balance;
+			u->stacks[j].merged = true;
+			continue;
+		}
+		keys[m] = key;
+		u->stacks[m++] = u->stacks[i];
+	}
+	u->nr_stacks = m;
+	free(keys);
+	qsort(u->stacks, u->nr_stacks, sizeof(u->stacks[0]), unput_stack_cmp);
+	return 0;
+}
+
+struct rl_named_ref {
+	u64	key;
+	s64	balance;
+};
+
+static int rl_named_ref_cmp(const void *a, const void *b)
+{
+	const struct rl_named_ref *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->balance < y->balance ? -1 : x->balance > y->balance;
+}
+
+/*
+ * "c|get:balance|..." of a merged result, its gets by rl_name_key(): the
+ * objects with the same one are grouped, whichever of a get's stacks
+ * stands for it.
+ */
+static char *rl_unput_signature(struct refleak_stacks *st, const struct refleak_unput *u)
+{
+	size_t size = 16 + u->nr_stacks * 48, len;
+	struct rl_named_ref *r = calloc(u->nr_stacks + 1, sizeof(*r));
 	char *sig = malloc(size);
 	u32 i;
 
-	if (!sig)
+	if (!sig || !r) {
+		free(sig);
+		free(r);
 		return NULL;
+	}
+	for (i = 0; i < u->nr_stacks; i++)
+		r[i] = (struct rl_named_ref){
+			.key = rl_name_key(st, u->stacks[i].stack),
+			.balance = u->stacks[i].balance,
+		};
+	qsort(r, u->nr_stacks, sizeof(*r), rl_named_ref_cmp);
 	len = snprintf(sig, size, "%c", u->certain ? 'c' : 'u');
 	for (i = 0; i < u->nr_stacks && len < size; i++)
-		len += snprintf(sig + len, size - len, "|%u:%lld", u->stacks[i].stack,
-				(long long)u->stacks[i].balance);
+		len += snprintf(sig + len, size - len, "|%llx:%lld",
+				(unsigned long long)r[i].key, (long long)r[i].balance);
+	free(r);
 	return sig;
 }
 
@@ -934,6 +1019,23 @@ static struct refleak_unput *rl_unput__by_shape(struct refleak_stacks *st,
 	return u;
 }
 
+/* the objects of @have, grouped with @u: a get merged in one is in all */
+static void rl_unput__merged_too(struct refleak_stacks *st, struct refleak_unput *have,
+				 const struct refleak_unput *u)
+{
+	u32 i, j;
+
+	for (i = 0; i < u->nr_stacks; i++) {
+		u64 key = rl_name_key(st, u->stacks[i].stack);
+
+		if (!u->stacks[i].merged)
+			continue;
+		for (j = 0; j < have->nr_stacks; j++)
+			if (rl_name_key(st, have->stacks[j].stack) == key)
+				have->stacks[j].merged = true;
+	}
+}
+
 int refleak_refs__name(struct refleak_stacks *st, struct refleak_group *g,
 		       const struct refleak_ledger *l, bool uncertain)
 {
@@ -966,6 +1068,10 @@ int refleak_refs__name(struct refleak_stacks *st, struct refleak_group *g,
 	if (uncertain || l->truncated || l->inconsistent)
 		u->certain = false;
 	qsort(u->stacks, u->nr_stacks, sizeof(u->stacks[0]), unput_stack_cmp);
+	if (rl_unput__merge(st, u)) {
+		free(u);
+		return -ENOMEM;
+	}
 
 	if (!g->refs)
 		g->refs = zalloc(sizeof(*g->refs));
@@ -978,13 +1084,14 @@ int refleak_refs__name(struct refleak_stacks *st, struct refleak_group *g,
 		free(u);
 		return -ENOMEM;
 	}
-	sig = rl_unput_signature(u);
+	sig = rl_unput_signature(st, u);
 	if (!sig) {
 		free(u);
 		return -ENOMEM;
 	}
 	if (hashmap__find(g->refs->unput, sig, &have)) {
 		have->nr_objects++;
+		rl_unput__merged_too(st, have, u);
 		free(sig);
 		free(u);
 		return 0;

@@ -219,6 +219,8 @@ struct refleak_ref_ev {
 struct refleak_unput_stack {
 	u32	stack;		/* 0: taken before the recording, or by no traced path */
 	s64	balance;	/* gets there not paired with a put, per object */
+	/* other stacks of the same get (its call and two callers) summed in */
+	bool	merged;
 };
 
 /*
