@@ -193,7 +193,7 @@ else
 		Ok) pass "perf-test:$name" ;;
 		Skip*) skip "perf-test:$name" "$status" ;;
 		*) fail "perf-test:$name" "see $log"
-		   grep "^\[FAIL\]" "$log" | head -n 20 | sed "s/^/    /" ;;
+		   grep -A 50 "^\[FAIL\]" "$log" | head -n 100 | sed "s/^/    /" ;;
 		esac
 	done < "$logs/perf-test.results"
 fi

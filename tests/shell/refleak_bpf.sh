@@ -135,6 +135,13 @@ same_findings() { # <name>
 		fail "$1: the findings differ (- plain, + -b):"
 		diff -u "$tmpdir/$1.cmp" "$tmpdir/$1-b.cmp" | grep '^[-+][a-z]'
 		grep '^# missed in the kernel' "$tmpdir/$1-b.txt"
+		# the definite findings' objects and stacks, to tell which is wrong
+		for f in "$1" "$1-b"; do
+			echo "$f.data:"
+			perf refleak report -i "$tmpdir/$f.data" -g --objects --max-stack 6 \
+				2> /dev/null |
+				sed -n '/\[definite\]/,/^likely\|^possible/p' | head -n 60
+		done
 	fi
 }
 
