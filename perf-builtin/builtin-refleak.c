@@ -1702,6 +1702,7 @@ static void rl_print_bpf_footer(struct refleak_report *rep, FILE *fp)
 	static const char * const miss_names[REFLEAK_BPF_NR_MISSES] = {
 		"object map full", "counter map full", "object log full",
 		"report map full", "site map full", "stacks lost", "events not taken",
+		"process map full",
 	};
 	const struct refleak_bpf_misses_rec *m = &rep->bpf_misses;
 
@@ -2861,6 +2862,8 @@ static int rl_record(int argc, const char **argv)
 		rec_argv[rec_argc++] = "-1";
 		rec_argv[rec_argc++] = "-k";
 		rec_argv[rec_argc++] = "monotonic";
+		/* the programs keep the processes the report needs */
+		rec_argv[rec_argc++] = "--no-tracking";
 	} else if (!rl_has_opt(argc - 1, argv + 1, "-m", "--mmap-pages")) {
 		rec_argv[rec_argc++] = "-m";
 		rec_argv[rec_argc++] = "1024";

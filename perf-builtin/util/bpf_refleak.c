@@ -12,6 +12,8 @@
  * The sums of the balanced objects and what the programs missed go as
  * samples of the REFLEAK_BPF_EVENT bpf-output event.
  */
+#include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -137,6 +139,7 @@ int refleak_bpf_prepare(struct evlist *evlist)
 	bpf_map__set_max_entries(skel->maps.reports, n / 4 ?: 1);
 	bpf_map__set_max_entries(skel->maps.sites, n / 4 ?: 1);
 	bpf_map__set_max_entries(skel->maps.alloc_stacks, n / 4 ?: 1);
+	bpf_map__set_max_entries(skel->maps.procs, n / 4 ?: 1);
 	if (!is_valid_tracepoint("kmem:kfree_rcu")) {
 		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_seen, false);
 		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_0, false);
@@ -491,6 +494,106 @@ static void rl_write_objects(struct rl_writer *w, int fd, size_t key_size)
 	}
 }
 
+/* a side-band record of @pid at @time, its body of @size bytes in w->event */
+static void rl_write_side(struct rl_writer *w, u32 type, size_t size, u32 pid, u64 time)
+{
+	struct evsel *evsel = w->bpf_evsel;
+	struct perf_sample sample = {
+		.pid = pid,
+		.tid = pid,
+		.time = time,
+		.id = evsel->core.id ? evsel->core.id[0] : 0,
+		.stream_id = evsel->core.id ? evsel->core.id[0] : 0,
+	};
+
+	if (w->err)
+		return;
+	size = PERF_ALIGN(size, sizeof(u64));
+	if (evsel->core.attr.sample_id_all)
+		size += perf_event__synthesize_id_sample((void *)w->event + size,
+							 evsel->core.attr.sample_type, &sample);
+	w->event->header.type = type;
+	w->event->header.misc = 0;
+	w->event->header.size = size;
+	if (perf_data_file__write(&w->session->data->file, w->event, size) < 0) {
+		pr_err("perf refleak: failed to write the recording: %m\n");
+		w->err = -1;
+		return;
+	}
+	w->bytes += size;
+}
+
+/* the fork or exit (@type) of process @pid, child of @ppid */
+static void rl_write_task(struct rl_writer *w, u32 type, u32 pid, u32 ppid, u64 time)
+{
+	memset(&w->event->fork, 0, sizeof(w->event->fork));
+	w->event->fork.pid = pid;
+	w->event->fork.tid = pid;
+	w->event->fork.ppid = ppid;
+	w->event->fork.ptid = ppid;
+	w->event->fork.time = time;
+	rl_write_side(w, type, sizeof(w->event->fork), pid, time);
+}
+
+/* a running process's name now: it may have changed with an exec */
+static void rl_comm_now(u32 pid, char *comm, size_t size)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return;
+	n = read(fd, comm, size - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	comm[n] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+}
+
+/*
+ * The processes the programs kept, as perf's fork, comm and exit records
+ * (perf record ran with --no-tracking): a fork and an exit where they were
+ * seen, a name from the fork on, the one at the exit or, for a process
+ * still running, its name now.
+ */
+static void rl_write_procs(struct rl_writer *w)
+{
+	int fd = bpf_map__fd(skel->maps.procs);
+	struct rl_bpf_proc p;
+	u32 key, *prev = NULL;
+	char comm[sizeof(p.comm) + 1];
+	size_t len;
+
+	while (!w->err && !bpf_map_get_next_key(fd, prev, &key)) {
+		u64 from;
+
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &p))
+			continue;
+		memcpy(comm, p.comm, sizeof(p.comm));
+		comm[sizeof(p.comm)] = '\0';
+		if (!p.exit_ns)
+			rl_comm_now(key, comm, sizeof(comm));
+		if (p.fork_ns)
+			rl_write_task(w, PERF_RECORD_FORK, key, p.ppid, p.fork_ns);
+		/* from its fork on; a process from before the recording has had it all along */
+		from = p.fork_ns ? p.fork_ns + 1 : 1;
+		len = strlen(comm) + 1;
+		memset(&w->event->comm, 0, sizeof(w->event->comm));
+		w->event->comm.pid = key;
+		w->event->comm.tid = key;
+		memcpy(w->event->comm.comm, comm, len);
+		rl_write_side(w, PERF_RECORD_COMM, offsetof(struct perf_record_comm, comm) + len,
+			      key, from);
+		if (p.exit_ns)
+			rl_write_task(w, PERF_RECORD_EXIT, key, p.ppid, p.exit_ns);
+	}
+}
+
 static void rl_write_sites(struct rl_writer *w)
 {
 	int fd = bpf_map__fd(skel->maps.sites);
@@ -641,6 +744,8 @@ static void rl_debug_maps(void)
 		 rl_map_entries(skel->maps.alloc_stacks),
 		 bpf_map__max_entries(skel->maps.alloc_stacks),
 		 rl_map_entries(skel->maps.reports), bpf_map__max_entries(skel->maps.reports));
+	pr_debug("perf refleak: processes kept: %u of %u\n",
+		 rl_map_entries(skel->maps.procs), bpf_map__max_entries(skel->maps.procs));
 }
 
 static void rl_write_misses(struct rl_writer *w, const struct rl_counts *counts, u64 end)
@@ -721,6 +826,7 @@ ssize_t refleak_bpf_write(struct perf_session *session)
 	rl_write_objects(&w, bpf_map__fd(skel->maps.objects), sizeof(u64));
 	rl_write_objects(&w, bpf_map__fd(skel->maps.reports), 2 * sizeof(u64));
 	rl_write_sites(&w);
+	rl_write_procs(&w);
 	rl_write_misses(&w, &end, now.tv_sec * 1000000000ULL + now.tv_nsec);
 out:
 	if (!IS_ERR_OR_NULL(w.stacks)) {

@@ -47,7 +47,7 @@ struct refleak_bpf_site_rec {
 	u64	ips[];		/* the allocation stack, kernel frames */
 };
 
-#define REFLEAK_BPF_NR_MISSES	7
+#define REFLEAK_BPF_NR_MISSES	8
 
 /* what the programs could not keep (raw data) */
 struct refleak_bpf_misses_rec {

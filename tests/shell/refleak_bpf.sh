@@ -191,6 +191,15 @@ if record_both stock -- perf bench sched messaging -g 1 -l 5; then
 	else
 		fail "stock: no balanced object in the -b recording"
 	fi
+	# perf record -b runs with --no-tracking: the programs keep the
+	# processes of the objects they follow, not every fork and exit
+	pe=$(perf report -D -i "$tmpdir/stock.data" 2> /dev/null | grep -c 'PERF_RECORD_EXIT')
+	be=$(perf report -D -i "$tmpdir/stock-b.data" 2> /dev/null | grep -c 'PERF_RECORD_EXIT')
+	if [ "$pe" -ge 40 ] && [ $((be * 4)) -le "$pe" ]; then
+		pass "stock: $be process exits written with -b, $pe in the plain recording"
+	else
+		fail "stock: $be process exits written with -b, $pe in the plain recording"
+	fi
 fi
 
 # A map too small: misses are counted, said and turned into lost events.

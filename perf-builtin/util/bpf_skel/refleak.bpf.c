@@ -172,6 +172,26 @@ struct {
 	__uint(max_entries, 16384);
 } in_flight SEC(".maps");
 
+/*
+ * The processes the report needs, by pid (perf record runs with
+ * --no-tracking: the fork, exit and comm records of every task would be
+ * most of the file, and grow with time).  A process forked in the
+ * recording is kept while it runs; a process is kept after its exit while
+ * it owns an object followed (its exit is the evidence of a leak) or has a
+ * child kept (a running descendant may have been handed what it
+ * allocated before the fork).  Exited processes that own nothing and have
+ * no child kept go, and so may their exited parents.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, u32);
+	__type(value, struct rl_bpf_proc);
+	__uint(max_entries, 16384);
+} procs SEC(".maps");
+
+/* exited parents pruned after a process, at the most */
+#define RL_PRUNE_DEPTH		16
+
 /* set once every program is attached, cleared before they are detached */
 int enabled;
 u64 misses[RL_BPF_NR_MISSES];
@@ -308,6 +328,67 @@ int BPF_PROG(name)								\
 	RL_PROG(tp, rl_##tp##_0, event, 0, call, args)				\
 	RL_PROG(tp, rl_##tp##_1, event, 1, call, args)				\
 	RL_PROG(tp, rl_##tp##_2, event, 2, call, args)
+
+/* the process @pid, made for one from before the recording; NULL: map full */
+static __always_inline struct rl_bpf_proc *rl_proc(u32 pid)
+{
+	struct rl_bpf_proc *p = bpf_map_lookup_elem(&procs, &pid), none = {};
+	long err;
+
+	if (p)
+		return p;
+	err = bpf_map_update_elem(&procs, &pid, &none, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		rl_miss(RL_BPF_MISS_PROCS);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&procs, &pid);
+}
+
+/*
+ * @pid, if it exited, owns no object followed and has no child kept, goes;
+ * then its parent is one child short, and may go too.
+ */
+static __always_inline void rl_proc_prune(u32 pid)
+{
+	struct rl_bpf_proc *p;
+	u64 forked;
+	u32 i, ppid;
+
+	for (i = 0; i < RL_PRUNE_DEPTH; i++) {
+		p = bpf_map_lookup_elem(&procs, &pid);
+		if (!p || !p->exit_ns || p->nr_objects > 0 || p->nr_children > 0)
+			return;
+		forked = p->fork_ns;
+		ppid = p->ppid;
+		/* another CPU pruning it too: one of them goes on */
+		if (bpf_map_delete_elem(&procs, &pid))
+			return;
+		/* only a process forked in the recording counts as its parent's child */
+		if (!forked)
+			return;
+		p = bpf_map_lookup_elem(&procs, &ppid);
+		if (!p)
+			return;
+		__sync_fetch_and_sub(&p->nr_children, 1);
+		pid = ppid;
+	}
+}
+
+/* @pid allocated an object followed now (@delta 1), or one it allocated is no longer (-1) */
+static __always_inline void rl_own(u32 pid, s64 delta)
+{
+	struct rl_bpf_proc *p;
+
+	if (!pid)
+		return;
+	p = delta > 0 ? rl_proc(pid) : bpf_map_lookup_elem(&procs, &pid);
+	if (!p)
+		return;
+	__sync_fetch_and_add(&p->nr_objects, delta);
+	if (delta < 0)
+		rl_proc_prune(pid);
+}
 
 static __always_inline u64 rl_stack_key(const struct rl_bpf_stack *st)
 {
@@ -525,10 +606,14 @@ static __always_inline void rl_alloc(void *ctx, u32 level, u8 kind, u64 call_sit
 	 */
 	o = bpf_map_lookup_elem(&objects, &addr);
 	if (o) {
+		u32 owner = o->pid;
+
 		rl_report(o, addr);
 		rl_forget_counters(o, false);
-		if (!bpf_map_delete_elem(&objects, &addr))
+		if (!bpf_map_delete_elem(&objects, &addr)) {
 			__sync_fetch_and_sub(&nr_objects_live, 1);
+			rl_own(owner, -1);
+		}
 	}
 	i = r->next++ % RL_BPF_RECENT;
 	a = &r->alloc[i];
@@ -560,7 +645,7 @@ static __always_inline void rl_free(void *ctx, u32 level, u8 kind, u64 call_site
 	u64 addr = (u64)ptr;
 	bool any_put = false, live = false, twice = false;
 	struct rl_bpf_obj *o;
-	u32 i;
+	u32 i, owner;
 
 	if (!ptr)
 		return;
@@ -589,8 +674,11 @@ static __always_inline void rl_free(void *ctx, u32 level, u8 kind, u64 call_site
 		rl_forget_counters(o, true);
 		bpf_map_update_elem(&graveyard, &addr, o, BPF_ANY);
 	}
-	if (!bpf_map_delete_elem(&objects, &addr))
+	owner = o->pid;
+	if (!bpf_map_delete_elem(&objects, &addr)) {
 		__sync_fetch_and_sub(&nr_objects_live, 1);
+		rl_own(owner, -1);
+	}
 }
 
 RL_PROGS(kfree, RL_BPF_KFREE, rl_free(ctx, level, RL_BPF_KFREE, call_site, ptr),
@@ -704,6 +792,8 @@ static __always_inline struct rl_bpf_obj *rl_object_new(u64 ref, u64 caller, u32
 	}
 	if (!err) {
 		u64 n = __sync_fetch_and_add(&nr_objects_live, 1) + 1;
+
+		rl_own(o->pid, 1);
 
 		/* not atomic: a maximum a few objects short is as good */
 		if (n > max_objects_live)
@@ -848,5 +938,58 @@ static __always_inline void rl_anomaly(void *ctx, u32 level, u64 caller, u64 add
 
 RL_PROGS(ref_trace_anomaly, RL_BPF_ANOMALY, rl_anomaly(ctx, level, caller, (u64)ref, type),
 	 unsigned long caller, const void *ref, int type)
+
+/* a new process (not a thread): kept while it runs */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(rl_fork, struct task_struct *parent, struct task_struct *child)
+{
+	struct rl_bpf_proc n = {}, *old, *pp;
+	u32 pid = child->tgid;
+
+	if (!enabled || child->pid != pid)
+		return 0;
+	n.fork_ns = bpf_ktime_get_ns();
+	n.ppid = parent->tgid;
+	bpf_probe_read_kernel_str(n.comm, sizeof(n.comm), child->comm);
+	pp = rl_proc(n.ppid);
+	/*
+	 * The pid of a process kept after its exit, taken again: the new
+	 * process's.  The old one's exit is forgotten (what it allocated
+	 * loses that evidence), and its parent has a child fewer.
+	 */
+	old = bpf_map_lookup_elem(&procs, &pid);
+	if (old && old->fork_ns) {
+		struct rl_bpf_proc *op = bpf_map_lookup_elem(&procs, &old->ppid);
+
+		if (op)
+			__sync_fetch_and_sub(&op->nr_children, 1);
+	}
+	if (bpf_map_update_elem(&procs, &pid, &n, BPF_ANY)) {
+		rl_miss(RL_BPF_MISS_PROCS);
+		return 0;
+	}
+	if (pp)
+		__sync_fetch_and_add(&pp->nr_children, 1);
+	return 0;
+}
+
+/* the exit of a process's first thread: perf's exit record, which the report reads */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(rl_exit, struct task_struct *task, bool group_dead)
+{
+	u32 pid = task->tgid;
+	struct rl_bpf_proc *p;
+
+	if (!enabled || task->pid != pid)
+		return 0;
+	/* none: from before the recording, owning nothing followed, no child kept */
+	p = bpf_map_lookup_elem(&procs, &pid);
+	if (!p)
+		return 0;
+	bpf_probe_read_kernel_str(p->comm, sizeof(p->comm), task->comm);
+	p->exit_ns = bpf_ktime_get_ns();
+	rl_proc_prune(pid);
+	return 0;
+}
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -40,6 +40,7 @@ enum rl_bpf_miss {
 	RL_BPF_MISS_SITES,	/* the site map was full */
 	RL_BPF_MISS_STACKS,	/* a stack not taken, or the stack map full */
 	RL_BPF_MISS_NESTED,	/* an event no program took (nested too deep) */
+	RL_BPF_MISS_PROCS,	/* the process map was full */
 	RL_BPF_NR_MISSES,
 };
 
@@ -105,6 +106,20 @@ struct rl_bpf_obj {
 	u32	nr_log;		/* counter events, some perhaps not kept */
 	struct rl_bpf_ctr ctrs[RL_BPF_MAX_CTRS];
 	struct rl_bpf_ev log[RL_BPF_LOG];
+};
+
+/*
+ * A process forked in the recording, or from before it and needed: what
+ * perf's fork, comm and exit records would have said of it.
+ */
+struct rl_bpf_proc {
+	u64	fork_ns;	/* 0: forked before the recording */
+	u64	exit_ns;	/* 0: running */
+	s64	nr_objects;	/* objects followed that it allocated */
+	s64	nr_children;	/* its children in the map */
+	u32	ppid;
+	u32	pad;
+	char	comm[16];
 };
 
 /* balanced objects, summed per allocation site and stack */
