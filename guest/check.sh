@@ -56,5 +56,8 @@ if [ -x ./balanced ]; then
 fi
 
 # perf refleak's own tests: the engine's C unit test and the shell test.
-run perf-test-refleak perf test -v refleak
+# all of each test's output (-vv); the recordings of a -b test that
+# found other findings than the plain recording are kept
+export REFLEAK_TEST_KEEP="$res/perf-test-kept"
+run perf-test-refleak perf test -vv refleak
 echo "guest-check: finished"

@@ -135,7 +135,12 @@ same_findings() { # <name>
 		fail "$1: the findings differ (- plain, + -b):"
 		diff -u "$tmpdir/$1.cmp" "$tmpdir/$1-b.cmp" | grep '^[-+][a-z]'
 		grep '^# missed in the kernel' "$tmpdir/$1-b.txt"
-		# the definite findings' objects and stacks, to tell which is wrong
+		# the definite findings' objects and stacks, to tell which is wrong;
+		# the recordings too, where the caller keeps them
+		if [ -n "${REFLEAK_TEST_KEEP:-}" ] && mkdir -p "$REFLEAK_TEST_KEEP"; then
+			cp "$tmpdir/$1.data" "$tmpdir/$1-b.data" "$REFLEAK_TEST_KEEP/"
+			cat /proc/kallsyms > "$REFLEAK_TEST_KEEP/kallsyms"
+		fi
 		for f in "$1" "$1-b"; do
 			echo "$f.data:"
 			perf refleak report -i "$tmpdir/$f.data" -g --objects --max-stack 6 \
