@@ -1353,13 +1353,37 @@ static int test__refleak_lost_absence(struct test_suite *test __maybe_unused,
 	ev_put(rl, T0 + 11 * MS, 0x20008, 0);
 	refleak__exit(rl, 100, T0 + 20 * MS);
 	refleak__lost(rl, T0 + 2 * SEC, T0 + 3 * SEC, 1000);
+	/* a put after the free, events lost between: the address reused unseen */
+	ev_alloc(rl, T0 + 4 * SEC, 0x30000, 128, SITE_A, "c", 0);
+	ev_set(rl, T0 + 4 * SEC + 1, 0x30008, 1);
+	ev_put(rl, T0 + 4 * SEC + MS, 0x30008, 0);
+	ev_free(rl, T0 + 4 * SEC + 2 * MS, 0x30000, "c", 0);
+	/* a second final put, events lost between: the counter born again unseen */
+	ev_alloc(rl, T0 + 4 * SEC, 0x40000, 128, SITE_A, "c", 0);
+	ev_set(rl, T0 + 4 * SEC + 1, 0x40008, 1);
+	ev_put(rl, T0 + 4 * SEC + MS, 0x40008, 0);
+	refleak__lost(rl, T0 + 4500 * MS, T0 + 4600 * MS, 50);
+	ev_put(rl, T0 + 4700 * MS, 0x30008, 0);
+	ev_put(rl, T0 + 4700 * MS + 1, 0x40008, 0);
+	ev_free(rl, T0 + 4800 * MS, 0x40000, "c", 0);
+	/* the same put after free with nothing lost: definite */
+	ev_alloc(rl, T0 + 6 * SEC, 0x50000, 128, SITE_A, "c", 0);
+	ev_set(rl, T0 + 6 * SEC + 1, 0x50008, 1);
+	ev_put(rl, T0 + 6 * SEC + MS, 0x50008, 0);
+	ev_free(rl, T0 + 6 * SEC + 2 * MS, 0x50000, "c", 0);
+	ev_put(rl, T0 + 6 * SEC + 3 * MS, 0x50008, 0);
 	st = finish(rl, T0 + 10 * SEC);
 	TEST_ASSERT_VAL("no likely leak", st->class_count[REFLEAK_LIKELY_LEAK] == 0);
 	TEST_ASSERT_VAL("outstanding instead", st->class_count[REFLEAK_OUTSTANDING] == 3);
 	TEST_ASSERT_VAL("not yet instead of final_put_not_freed",
 			st->class_count[REFLEAK_FINAL_PUT_NOT_FREED] == 0 &&
 			st->class_count[REFLEAK_PUT_NOT_FREED_YET] == 1);
-	TEST_ASSERT_VAL("uncertain", st->nr_uncertain == 4);
+	TEST_ASSERT_VAL("put after free only where nothing was lost",
+			st->class_count[REFLEAK_PUT_AFTER_FREE] == 1);
+	TEST_ASSERT_VAL("no double put across lost events",
+			st->class_count[REFLEAK_DOUBLE_PUT] == 0);
+	TEST_ASSERT_VAL("the later puts unmatched", st->nr_unmatched_put == 2);
+	TEST_ASSERT_VAL("uncertain", st->nr_uncertain == 6);
 	refleak__delete(rl);
 	return TEST_OK;
 }

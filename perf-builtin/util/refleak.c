@@ -113,6 +113,7 @@ struct rl_obj {
 	struct refleak_ledger	*ledger;	/* gets and puts, traced caches only */
 	bool			freed;
 	bool			put_after_free;
+	bool			late_anomaly;	/* ... an anomaly, not a final put */
 	bool			inferred;
 	bool			uncertain;
 	bool			likely;		/* decided by refleak__finish() */
@@ -976,6 +977,25 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 		rl_obj__free(o);
 		return;
 	}
+	/*
+	 * A final put after the free, or a second one, with events lost
+	 * between them: the address allocated again, or the counter born
+	 * again, in what was lost looks the same.  Those verdicts would rest
+	 * on events not seen: not made.  The later put is one on an object
+	 * whose allocation was not seen.  (An anomaly is the kernel's own
+	 * verdict: it stands.)
+	 */
+	if (o->put_after_free && !o->late_anomaly &&
+	    rl_lost_overlap(rl, o->free_ns, o->late_ns)) {
+		o->put_after_free = false;
+		o->uncertain = true;
+		rl->nr_orphan_puts++;
+	}
+	if (o->nr_puts >= 2 && !o->anomaly && rl_lost_overlap(rl, o->put_ns, o->put2_ns)) {
+		o->nr_puts = 1;
+		o->uncertain = true;
+		rl->nr_orphan_puts++;
+	}
 	if (o->put_after_free) {
 		class = REFLEAK_PUT_AFTER_FREE;
 		age = o->late_ns - o->free_ns;
@@ -1624,6 +1644,7 @@ int refleak__anomaly(struct refleak *rl, const struct refleak_anomaly_ev *ev)
 	if (o) {
 		if (!o->put_after_free) {
 			o->put_after_free = true;
+			o->late_anomaly = true;
 			o->late_ns = ev->time;
 			o->late_stack = ev->stack;
 		}

@@ -135,6 +135,7 @@ same_findings() { # <name>
 		fail "$1: the findings differ (- plain, + -b):"
 		diff -u "$tmpdir/$1.cmp" "$tmpdir/$1-b.cmp" | grep '^[-+][a-z]'
 		grep '^# missed in the kernel' "$tmpdir/$1-b.txt"
+		echo "# plain recording: $(summary "$tmpdir/$1.json" lost_events) events lost"
 		# the definite findings' objects and stacks, to tell which is wrong;
 		# the recordings too, where the caller keeps them
 		if [ -n "${REFLEAK_TEST_KEEP:-}" ] && mkdir -p "$REFLEAK_TEST_KEEP"; then
