@@ -746,6 +746,8 @@ static void rl_debug_maps(void)
 		 rl_map_entries(skel->maps.reports), bpf_map__max_entries(skel->maps.reports));
 	pr_debug("perf refleak: processes kept: %u of %u\n",
 		 rl_map_entries(skel->maps.procs), bpf_map__max_entries(skel->maps.procs));
+	pr_debug("perf refleak: objects followed with the stack of their counter's birth: %llu\n",
+		 (unsigned long long)skel->bss->nr_birth_stacks);
 }
 
 static void rl_write_misses(struct rl_writer *w, const struct rl_counts *counts, u64 end)

@@ -154,7 +154,7 @@ struct rl_bpf_alloc {
 	u32	tid;
 	__u16	cpu;
 	u8	kind;
-	u8	pad;
+	u8	followed;	/* a counter was born in it */
 	struct rl_bpf_stack stack;	/* taken now, kept if a counter is born in it */
 };
 
