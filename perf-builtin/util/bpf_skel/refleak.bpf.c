@@ -555,6 +555,36 @@ static __always_inline u64 rl_now(void)
 	return now;
 }
 
+/* CPUs whose last times a fork or an exit is stamped after, at the most */
+#define RL_MAX_CPUS		1024
+
+/*
+ * The time of a fork or an exit: later than every event given a time so
+ * far, on every CPU.  With a clock counting in ticks, the allocations of a
+ * fork are stamped a few nanoseconds past the tick on their CPU (rl_now()),
+ * and the fork, at the tick itself, would seem to come before them: the
+ * report would not see the child handed what the parent allocated for it.
+ * The task may have moved to another CPU since: each CPU's last time counts.
+ */
+static __always_inline u64 rl_now_after_all(void)
+{
+	u64 now = rl_now();
+	u32 zero = 0, cpu;
+	struct rl_cpu *c;
+
+	for (cpu = 0; cpu < RL_MAX_CPUS; cpu++) {
+		c = bpf_map_lookup_percpu_elem(&cpu_state, &zero, cpu);
+		if (!c)
+			break;
+		if (c->last_ns >= now)
+			now = c->last_ns + 1;
+	}
+	c = bpf_map_lookup_elem(&cpu_state, &zero);
+	if (c && c->last_ns < now)
+		c->last_ns = now;
+	return now;
+}
+
 /* an event, with its stack if @stack */
 static __always_inline void rl_ev_init(struct rl_bpf_ev *ev, void *ctx, u32 level, u8 kind,
 				       u64 caller, bool stack)
@@ -1074,7 +1104,7 @@ int BPF_PROG(rl_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (!enabled || child->pid != pid)
 		return 0;
-	n.fork_ns = bpf_ktime_get_ns();
+	n.fork_ns = rl_now_after_all();
 	n.ppid = parent->tgid;
 	bpf_probe_read_kernel_str(n.comm, sizeof(n.comm), child->comm);
 	pp = rl_proc(n.ppid);
@@ -1113,7 +1143,7 @@ int BPF_PROG(rl_exit, struct task_struct *task, bool group_dead)
 	if (!p)
 		return 0;
 	bpf_probe_read_kernel_str(p->comm, sizeof(p->comm), task->comm);
-	p->exit_ns = bpf_ktime_get_ns();
+	p->exit_ns = rl_now_after_all();
 	rl_proc_prune(pid);
 	return 0;
 }
