@@ -82,6 +82,7 @@ out=$BUILD/guest-check
 bins=$("$TOP/scripts/build-guest-bins.sh" 2>>"$logs/initramfs.log") &&
 # about 8 minutes here: the stock-workload shell test alone takes minutes
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-1800} "$TOP/scripts/run-guest.sh" "$TOP/guest/check.sh" "$out" \
+	"$TOP/guest/lib.sh" "$TOP/guest/balanced.sh" \
 	$(ls "$TOP"/kernel/tests/*.sh 2>/dev/null) $bins > "$logs/guest.log" 2>&1
 rc=$?
 judge_strict guest:boot $rc "$logs/guest.log"
@@ -124,62 +125,55 @@ for n in tracepoint; do
 	fi
 done
 
-# The balanced real workload: no definite and no likely finding, and
-# --fail-on-leak exits 0 (the report runs here, on the guest's recording).
-if [ -f "$out/balanced-record.rc" ]; then
-	if [ "$(cat "$out/balanced-record.rc")" = 0 ]; then
-		"$BUILD/perf" refleak report -i "$out/balanced.data" --kallsyms "$out/kallsyms" \
-			--fail-on-leak -g > "$logs/balanced-report.log" 2>&1
-		rc=$?
-		if [ $rc -eq 0 ]; then
-			pass "guest:balanced-workload ($(grep -o '[0-9]* iterations in [0-9.]* s' "$out/balanced-record.log" | tail -n 1); $(sed -n 's/^# findings: //p' "$logs/balanced-report.log"))"
-			# perf record writes no record twice (perf-builtin/patches/0003):
-			# the report counts a sample identical to its CPU's previous one
-			copies=$(sed -n "s/^# copies of their CPU's previous sample (dropped): //p" \
-				"$logs/balanced-report.log")
-			if [ -z "$copies" ]; then
-				pass guest:record-writes-no-copies
-			else
-				fail guest:record-writes-no-copies "$copies samples written twice by perf record"
-			fi
-			# the guest kernel follows file_ref_t and rcuref_t (patches 7
-			# and 8), and the report reads that from the recording
-			line=$(grep '^# counters not followed: ' "$logs/balanced-report.log")
-			case $line in
-			'# counters not followed: atomic_t, lockref '*) pass guest:counter-types-followed ;;
-			*) fail guest:counter-types-followed "the report says: ${line:-nothing}" ;;
-			esac
-		else
-			fail guest:balanced-workload "report --fail-on-leak exited $rc, see $logs/balanced-report.log"
-			head -n 40 "$logs/balanced-report.log" | sed 's/^/    /'
-		fi
-	else
-		fail guest:balanced-workload "recording failed: $(tail -n 3 "$out/balanced-record.log")"
+# The balanced real workload (guest/balanced.sh), reported here on the
+# guest's recording <out>/<recording>.data: no definite and no likely
+# finding, --fail-on-leak exits 0 (with -b 4 too: events missed in the
+# kernel, which the pass line shows).  0 if it passed.
+judge_balanced() { # <name> <out> <recording> <report log> [report options...]
+	local name=$1 dir=$2 rec=$3 log=$4 rc missed
+	shift 4
+	if [ ! -f "$dir/$rec-record.rc" ]; then
+		fail "$name" "the guest did not run it (guest/workload/balanced.c not built?)"
+		return 1
 	fi
-else
-	fail guest:balanced-workload "the guest did not run it (guest/workload/balanced.c not built?)"
-fi
+	if [ "$(cat "$dir/$rec-record.rc")" != 0 ]; then
+		fail "$name" "recording failed: $(tail -n 3 "$dir/$rec-record.log")"
+		return 1
+	fi
+	"$BUILD/perf" refleak report -i "$dir/$rec.data" --kallsyms "$dir/kallsyms" \
+		--fail-on-leak "$@" > "$log" 2>&1
+	rc=$?
+	missed=$(sed -n 's/^# \(missed in the kernel: .*\)/; \1/p' "$log")
+	if [ $rc -eq 0 ] || { [ $rc -eq 4 ] && [ -n "$missed" ]; }; then
+		pass "$name ($(grep -o '[0-9]* iterations in [0-9.]* s' "$dir/$rec-record.log" | tail -n 1); $(stat -c %s "$dir/$rec.data") bytes; $(sed -n 's/^# findings: //p' "$log")$missed)"
+		return 0
+	fi
+	fail "$name" "report --fail-on-leak exited $rc, see $log"
+	head -n 40 "$log" | sed 's/^/    /'
+	grep '^# missed in the kernel' "$log" | sed 's/^/    /'
+	return 1
+}
 
-# The same workload recorded with -b: no definite or likely finding (exit
-# 0; or 4, events missed in the kernel, which the pass line shows).
-if [ -f "$out/balanced-bpf-record.rc" ]; then
-	if [ "$(cat "$out/balanced-bpf-record.rc")" = 0 ]; then
-		"$BUILD/perf" refleak report -i "$out/balanced-bpf.data" --kallsyms "$out/kallsyms" \
-			--fail-on-leak > "$logs/balanced-bpf-report.log" 2>&1
-		rc=$?
-		if [ $rc -eq 0 ] || [ $rc -eq 4 ]; then
-			pass "guest:balanced-workload-bpf ($(grep -o '[0-9]* iterations in [0-9.]* s' "$out/balanced-bpf-record.log" | tail -n 1); $(stat -c %s "$out/balanced-bpf.data") bytes; $(sed -n 's/^# findings: //p' "$logs/balanced-bpf-report.log"); $(sed -n 's/^# \(missed in the kernel: .*\)/\1/p' "$logs/balanced-bpf-report.log"))"
-		else
-			fail guest:balanced-workload-bpf "report --fail-on-leak exited $rc, see $logs/balanced-bpf-report.log"
-			head -n 40 "$logs/balanced-bpf-report.log" | sed 's/^/    /'
-			grep '^# missed in the kernel' "$logs/balanced-bpf-report.log" | sed 's/^/    /'
-		fi
+if judge_balanced guest:balanced-workload "$out" balanced "$logs/balanced-report.log" -g; then
+	# perf record writes no record twice (perf-builtin/patches/0003):
+	# the report counts a sample identical to its CPU's previous one
+	copies=$(sed -n "s/^# copies of their CPU's previous sample (dropped): //p" \
+		"$logs/balanced-report.log")
+	if [ -z "$copies" ]; then
+		pass guest:record-writes-no-copies
 	else
-		fail guest:balanced-workload-bpf "recording failed: $(tail -n 3 "$out/balanced-bpf-record.log")"
+		fail guest:record-writes-no-copies "$copies samples written twice by perf record"
 	fi
-else
-	fail guest:balanced-workload-bpf "the guest did not run it"
+	# the guest kernel follows file_ref_t and rcuref_t (patches 7
+	# and 8), and the report reads that from the recording
+	line=$(grep '^# counters not followed: ' "$logs/balanced-report.log")
+	case $line in
+	'# counters not followed: atomic_t, lockref '*) pass guest:counter-types-followed ;;
+	*) fail guest:counter-types-followed "the report says: ${line:-nothing}" ;;
+	esac
 fi
+# The same workload recorded with -b
+judge_balanced guest:balanced-workload-bpf "$out" balanced-bpf "$logs/balanced-bpf-report.log"
 
 # perf test refleak in the guest: every test it selects must pass.
 log=$out/perf-test-refleak.log
@@ -196,6 +190,25 @@ else
 		   grep -A 50 "^\[FAIL\]" "$log" | head -n 100 | sed "s/^/    /" ;;
 		esac
 	done < "$logs/perf-test.results"
+fi
+
+# The balanced workload again, in a guest booted with notsc: its clock
+# counts in ticks (guest/coarse-clock.sh)
+coarse=$BUILD/guest-coarse-clock
+GUEST_CMDLINE=notsc "$TOP/scripts/run-guest.sh" "$TOP/guest/coarse-clock.sh" "$coarse" \
+	"$TOP/guest/lib.sh" "$TOP/guest/balanced.sh" $bins > "$logs/guest-coarse-clock.log" 2>&1
+rc=$?
+judge_strict guest:coarse-clock-boot $rc "$logs/guest-coarse-clock.log"
+if [ $rc -eq 0 ]; then
+	clock=$(cat "$coarse/clocksource" 2>/dev/null)
+	case $clock in
+	*jiffies*)
+		judge_balanced guest:coarse-clock:balanced-workload "$coarse" balanced \
+			"$logs/coarse-clock-balanced-report.log"
+		judge_balanced guest:coarse-clock:balanced-workload-bpf "$coarse" balanced-bpf \
+			"$logs/coarse-clock-balanced-bpf-report.log" ;;
+	*) fail guest:coarse-clock "booted with notsc, the guest's clock is '${clock:-unknown}', not jiffies" ;;
+	esac
 fi
 
 # 5. real upstream reference leaks, reintroduced (tests/realbugs/): each must
