@@ -748,6 +748,10 @@ static void rl_debug_maps(void)
 		 rl_map_entries(skel->maps.procs), bpf_map__max_entries(skel->maps.procs));
 	pr_debug("perf refleak: objects followed with the stack of their counter's birth: %llu\n",
 		 (unsigned long long)skel->bss->nr_birth_stacks);
+	pr_debug("perf refleak: events in flight left marked: %llu taken, %llu not taken; not marked (no free slot): %llu\n",
+		 (unsigned long long)skel->bss->nr_marks_left_taken,
+		 (unsigned long long)skel->bss->nr_marks_left_untaken,
+		 (unsigned long long)skel->bss->nr_marks_failed);
 }
 
 static void rl_write_misses(struct rl_writer *w, const struct rl_counts *counts, u64 end)

@@ -229,6 +229,10 @@ u64 first_miss_ns;
 u64 last_miss_ns;
 u64 nr_unplaced_sets;	/* counters born in no object followed */
 u64 nr_birth_stacks;	/* objects followed with their counter's birth stack */
+/* for -v, what happened to the marks of events in flight */
+u64 nr_marks_left_taken;	/* an event's last program did not run */
+u64 nr_marks_left_untaken;	/* ... and no program took it */
+u64 nr_marks_failed;		/* the last program found no free slot */
 /* objects followed now, and at the most: what --map-nr-entries must hold */
 u64 nr_objects_live;
 u64 max_objects_live;
@@ -332,12 +336,16 @@ static __always_inline int rl_take(void *ctx, u32 ev, u32 k)
 		if (k && (*slot & RL_TAKEN))
 			return -1;
 		*slot = key | RL_TAKEN;
-	} else if (!enabled || !rl_mark(key, key | RL_TAKEN)) {
+	} else if (!enabled) {
+		return -1;
+	} else if (!rl_mark(key, key | RL_TAKEN)) {
 		/*
-		 * Not marked: the first program nested in itself, or not
-		 * enabled; taken only if marked taken now, for the programs
-		 * after this one.
+		 * Not marked by the first program (nested in itself, or no
+		 * free slot): taken only if marked taken now, for the
+		 * programs after this one.  No free slot for the last: lost.
 		 */
+		if (k == RL_BPF_LEVELS - 1)
+			__sync_fetch_and_add(&nr_marks_failed, 1);
 		return -1;
 	}
 	if (c->depth >= RL_BPF_LEVELS)
@@ -399,10 +407,15 @@ int BPF_PROG(name)								\
 		u64 key = rl_number(ctx), *slot = rl_in_flight(key);		\
 										\
 		/* no slot: a program after it marks it, or it is not taken */	\
-		if (slot)							\
+		if (slot) {							\
+			if (*slot & RL_TAKEN)					\
+				__sync_fetch_and_add(&nr_marks_left_taken, 1);	\
+			else							\
+				__sync_fetch_and_add(&nr_marks_left_untaken, 1);\
 			*slot = key;						\
-		else								\
+		} else {							\
 			rl_mark(key, key);					\
+		}								\
 		__sync_fetch_and_add(&c->seen[ev], 1);				\
 	}									\
 	return 0;								\
