@@ -44,9 +44,10 @@ run kmem-put-g perf record -a -R -c 1 -m 1024 -g --kernel-callchains $kmem \
 	-e ref_trace:ref_trace_final_put
 run refleak perf refleak record --settle 0
 if [ -r /sys/kernel/btf/vmlinux ]; then
-	run bpf perf refleak record -b --settle 0
+	# -v: how full the maps were, printed at the end
+	run bpf perf refleak record -b -v --settle 0
 	if [ -n "$tb" ]; then
-		t=$tb run bpf-long perf refleak record -b --settle 0
+		t=$tb run bpf-long perf refleak record -b -v --settle 0
 	fi
 fi
 # every get and put of one busy cache (struct pid: fork, exit, signals,

@@ -42,13 +42,16 @@ record_cost() {
 		awk -v l="$label" -v i="$it" -v s="$secs" -v b="$size" -v lost="${lost:--}" 'BEGIN {
 			printf "%-12s %12.1f %10.2f %10.1f %8s\n", l, i / s, b / s / 1e6, b / 1e6, lost }'
 	done
-	# what -b found, and what its programs missed
+	# what -b found, what its programs missed, how full the maps of the
+	# default --map-nr-entries were
 	for label in bpf bpf-long; do
 		[ -f "$c/cost-$label.data" ] || continue
 		"$BUILD/perf" refleak report -i "$c/cost-$label.data" --kallsyms "$c/kallsyms" \
 			> "$c/cost-$label.report" 2>&1
 		echo "$label: findings: $(sed -n 's/^# findings: //p' "$c/cost-$label.report");" \
 			"$(sed -n 's/^# \(missed in the kernel: .*\)/\1/p' "$c/cost-$label.report")"
+		sed -n 's/^perf refleak: \(objects followed at once: .*\|sites summed: .*\|processes kept: .*\|events in flight left .*\)/  \1/p' \
+			"$c/cost-$label.err"
 	done
 	echo
 }
