@@ -797,7 +797,7 @@ ssize_t refleak_bpf_write(struct perf_session *session)
 	if (!skel)
 		return 0;
 	/*
-	 * No event is marked from here: those marked are taken, then counted.
+	 * No event is counted seen from here: those counted are taken all the same.
 	 * A task preempted inside an event takes it when it runs again: a
 	 * difference left is waited for, up to 2 s.
 	 */

@@ -184,7 +184,8 @@ struct {
  * The events in flight, by the address of their arguments: the programs
  * of one event get the same, a nested event (an interrupt) or another
  * task's (tracepoints run preemptible) another.  A slot holds the address
- * of an event in flight, with RL_TAKEN once a program took it.  The last
+ * of an event in flight, with RL_COUNTED if its first program ran while
+ * enabled (counted it seen) and RL_TAKEN once a program took it.  The last
  * program of an event empties it: what is left is in flight (or was not
  * emptied, its last program nested in itself, and is reset by the first
  * program of the next event with those arguments).  An array, its slots
@@ -194,6 +195,8 @@ struct {
 #define RL_IN_FLIGHT		4096	/* a power of two */
 #define RL_IN_FLIGHT_PROBES	4
 #define RL_TAKEN		1ULL	/* arguments are 8-byte aligned */
+#define RL_COUNTED		2ULL
+#define RL_MARK_BITS		(RL_TAKEN | RL_COUNTED)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -294,7 +297,7 @@ static __always_inline u64 *rl_in_flight(u64 key)
 	for (i = 0; i < RL_IN_FLIGHT_PROBES; i++) {
 		idx = (h + i) & (RL_IN_FLIGHT - 1);
 		slot = bpf_map_lookup_elem(&in_flight, &idx);
-		if (slot && (*slot & ~RL_TAKEN) == key)
+		if (slot && (*slot & ~RL_MARK_BITS) == key)
 			return slot;
 	}
 	return NULL;
@@ -332,13 +335,17 @@ static __always_inline int rl_take(void *ctx, u32 ev, u32 k)
 	key = rl_number(ctx);
 	slot = rl_in_flight(key);
 	if (slot) {
-		/* marked while enabled: taken, even when no longer */
-		if (k && (*slot & RL_TAKEN))
+		/*
+		 * Counted seen while enabled: taken, even when no longer;
+		 * seen while not enabled: neither counted nor taken, even
+		 * if enabled since.
+		 */
+		if (!(*slot & RL_COUNTED) || (k && (*slot & RL_TAKEN)))
 			return -1;
-		*slot = key | RL_TAKEN;
+		*slot = key | RL_COUNTED | RL_TAKEN;
 	} else if (!enabled) {
 		return -1;
-	} else if (!rl_mark(key, key | RL_TAKEN)) {
+	} else if (!rl_mark(key, key | RL_COUNTED | RL_TAKEN)) {
 		/*
 		 * Not marked by the first program (nested in itself, or no
 		 * free slot): taken only if marked taken now, for the
@@ -392,9 +399,12 @@ int BPF_PROG(name, args)							\
 }
 
 /*
- * The first program of an event: marks it in flight, not taken.  A mark
- * left by an event before with these arguments whose last program did
- * not run is this event's now.
+ * The first program of an event: marks it in flight, not taken, and
+ * counted seen if enabled; marked all the same when not, so that an
+ * event begun before the programs were enabled is not taken after (nor
+ * one begun after they were disabled).  A mark left by an event before
+ * with these arguments whose last program did not run is this event's
+ * now.
  */
 #define RL_SEEN(tp, name, event)						\
 SEC("tp_btf/" #tp)								\
@@ -403,20 +413,23 @@ int BPF_PROG(name)								\
 	u32 zero = 0, ev = (event);						\
 	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);		\
 										\
-	if (c && ev < RL_BPF_NR_EV_KINDS && enabled) {				\
+	if (c && ev < RL_BPF_NR_EV_KINDS) {					\
 		u64 key = rl_number(ctx), *slot = rl_in_flight(key);		\
+		int on = enabled;						\
+		u64 mark = on ? key | RL_COUNTED : key;				\
 										\
 		/* no slot: a program after it marks it, or it is not taken */	\
 		if (slot) {							\
 			if (*slot & RL_TAKEN)					\
 				__sync_fetch_and_add(&nr_marks_left_taken, 1);	\
-			else							\
+			else if (*slot & RL_COUNTED)				\
 				__sync_fetch_and_add(&nr_marks_left_untaken, 1);\
-			*slot = key;						\
+			*slot = mark;						\
 		} else {							\
-			rl_mark(key, key);					\
+			rl_mark(key, mark);					\
 		}								\
-		__sync_fetch_and_add(&c->seen[ev], 1);				\
+		if (on)								\
+			__sync_fetch_and_add(&c->seen[ev], 1);			\
 	}									\
 	return 0;								\
 }
