@@ -748,9 +748,10 @@ static void rl_debug_maps(void)
 		 rl_map_entries(skel->maps.procs), bpf_map__max_entries(skel->maps.procs));
 	pr_debug("perf refleak: objects followed with the stack of their counter's birth: %llu\n",
 		 (unsigned long long)skel->bss->nr_birth_stacks);
-	pr_debug("perf refleak: events in flight left marked: %llu taken, %llu not taken; not marked (no free slot): %llu\n",
+	pr_debug("perf refleak: events in flight left marked: %llu taken, %llu not taken; stale marks taken over: %llu; not marked (no free slot): %llu\n",
 		 (unsigned long long)skel->bss->nr_marks_left_taken,
 		 (unsigned long long)skel->bss->nr_marks_left_untaken,
+		 (unsigned long long)skel->bss->nr_marks_taken_over,
 		 (unsigned long long)skel->bss->nr_marks_failed);
 }
 

@@ -186,22 +186,33 @@ struct {
  * task's (tracepoints run preemptible) another.  A slot holds the address
  * of an event in flight, with RL_COUNTED if its first program ran while
  * enabled (counted it seen) and RL_TAKEN once a program took it.  The last
- * program of an event empties it: what is left is in flight (or was not
- * emptied, its last program nested in itself, and is reset by the first
- * program of the next event with those arguments).  An array, its slots
- * claimed by compare and exchange: no lock and no element to allocate, on
- * every allocation and free in the kernel.
+ * program of an event empties it: what is left is in flight, or was not
+ * emptied (its last program nested in itself, or the task was preempted
+ * in it and others ran the event meanwhile: several a second on a busy
+ * machine).  Such a mark is reset by the first program of the next event
+ * with those arguments, or, once older than RL_MARK_STALE_NS, taken over
+ * by another event: left marks would otherwise fill the array in minutes.
+ * An event in flight that long (its task preempted in it for a second)
+ * loses its mark: taken again, it is counted as missed.
+ * An array, its slots claimed by compare and exchange: no lock and no
+ * element to allocate, on every allocation and free in the kernel.
  */
 #define RL_IN_FLIGHT		4096	/* a power of two */
 #define RL_IN_FLIGHT_PROBES	4
 #define RL_TAKEN		1ULL	/* arguments are 8-byte aligned */
 #define RL_COUNTED		2ULL
 #define RL_MARK_BITS		(RL_TAKEN | RL_COUNTED)
+#define RL_MARK_STALE_NS	1000000000ULL
+
+struct rl_in_flight_slot {
+	u64	mark;	/* the address of the arguments, RL_MARK_BITS; 0: free */
+	u64	time;	/* when it was marked */
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__type(key, u32);
-	__type(value, u64);
+	__type(value, struct rl_in_flight_slot);
 	__uint(max_entries, RL_IN_FLIGHT);
 } in_flight SEC(".maps");
 
@@ -236,6 +247,7 @@ u64 nr_birth_stacks;	/* objects followed with their counter's birth stack */
 u64 nr_marks_left_taken;	/* an event's last program did not run */
 u64 nr_marks_left_untaken;	/* ... and no program took it */
 u64 nr_marks_failed;		/* the last program found no free slot */
+u64 nr_marks_taken_over;	/* stale marks taken over by another event */
 /* objects followed now, and at the most: what --map-nr-entries must hold */
 u64 nr_objects_live;
 u64 max_objects_live;
@@ -289,31 +301,44 @@ static __always_inline u64 rl_number(const void *ptr)
 }
 
 /* the in-flight slot of the event with arguments at @key; NULL: none */
-static __always_inline u64 *rl_in_flight(u64 key)
+static __always_inline struct rl_in_flight_slot *rl_in_flight(u64 key)
 {
 	u32 h = (key >> 4) ^ (key >> 16), i, idx;
-	u64 *slot;
+	struct rl_in_flight_slot *slot;
 
 	for (i = 0; i < RL_IN_FLIGHT_PROBES; i++) {
 		idx = (h + i) & (RL_IN_FLIGHT - 1);
 		slot = bpf_map_lookup_elem(&in_flight, &idx);
-		if (slot && (*slot & ~RL_MARK_BITS) == key)
+		if (slot && (slot->mark & ~RL_MARK_BITS) == key)
 			return slot;
 	}
 	return NULL;
 }
 
-/* a free slot for the event with arguments at @key, set to @val; false: none */
+/*
+ * A free or stale slot for the event with arguments at @key, its mark
+ * set to @val; false: none.
+ */
 static __always_inline bool rl_mark(u64 key, u64 val)
 {
 	u32 h = (key >> 4) ^ (key >> 16), i, idx;
-	u64 *slot;
+	struct rl_in_flight_slot *slot;
+	u64 now = bpf_ktime_get_ns(), old;
 
 	for (i = 0; i < RL_IN_FLIGHT_PROBES; i++) {
 		idx = (h + i) & (RL_IN_FLIGHT - 1);
 		slot = bpf_map_lookup_elem(&in_flight, &idx);
-		if (slot && !__sync_val_compare_and_swap(slot, 0, val))
+		if (!slot)
+			continue;
+		old = slot->mark;
+		if (old && slot->time + RL_MARK_STALE_NS > now)
+			continue;
+		if (__sync_val_compare_and_swap(&slot->mark, old, val) == old) {
+			slot->time = now;
+			if (old)
+				__sync_fetch_and_add(&nr_marks_taken_over, 1);
 			return true;
+		}
 	}
 	return false;
 }
@@ -328,7 +353,8 @@ static __always_inline int rl_take(void *ctx, u32 ev, u32 k)
 {
 	u32 zero = 0;
 	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);
-	u64 key, *slot;
+	struct rl_in_flight_slot *slot;
+	u64 key;
 
 	if (!c || ev >= RL_BPF_NR_EV_KINDS)
 		return -1;
@@ -340,9 +366,9 @@ static __always_inline int rl_take(void *ctx, u32 ev, u32 k)
 		 * seen while not enabled: neither counted nor taken, even
 		 * if enabled since.
 		 */
-		if (!(*slot & RL_COUNTED) || (k && (*slot & RL_TAKEN)))
+		if (!(slot->mark & RL_COUNTED) || (k && (slot->mark & RL_TAKEN)))
 			return -1;
-		*slot = key | RL_COUNTED | RL_TAKEN;
+		slot->mark = key | RL_COUNTED | RL_TAKEN;
 	} else if (!enabled) {
 		return -1;
 	} else if (!rl_mark(key, key | RL_COUNTED | RL_TAKEN)) {
@@ -364,10 +390,10 @@ static __always_inline int rl_take(void *ctx, u32 ev, u32 k)
 /* the last program of an event: it is not in flight any more */
 static __always_inline void rl_landed(void *ctx)
 {
-	u64 *slot = rl_in_flight(rl_number(ctx));
+	struct rl_in_flight_slot *slot = rl_in_flight(rl_number(ctx));
 
 	if (slot)
-		*slot = 0;
+		slot->mark = 0;
 }
 
 static __always_inline void rl_done(void)
@@ -414,17 +440,19 @@ int BPF_PROG(name)								\
 	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);		\
 										\
 	if (c && ev < RL_BPF_NR_EV_KINDS) {					\
-		u64 key = rl_number(ctx), *slot = rl_in_flight(key);		\
+		u64 key = rl_number(ctx);					\
+		struct rl_in_flight_slot *slot = rl_in_flight(key);		\
 		int on = enabled;						\
 		u64 mark = on ? key | RL_COUNTED : key;				\
 										\
 		/* no slot: a program after it marks it, or it is not taken */	\
 		if (slot) {							\
-			if (*slot & RL_TAKEN)					\
+			if (slot->mark & RL_TAKEN)				\
 				__sync_fetch_and_add(&nr_marks_left_taken, 1);	\
-			else if (*slot & RL_COUNTED)				\
+			else if (slot->mark & RL_COUNTED)			\
 				__sync_fetch_and_add(&nr_marks_left_untaken, 1);\
-			*slot = mark;						\
+			slot->time = bpf_ktime_get_ns();			\
+			slot->mark = mark;					\
 		} else {							\
 			rl_mark(key, mark);					\
 		}								\
