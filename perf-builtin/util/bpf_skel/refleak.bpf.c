@@ -191,7 +191,8 @@ struct {
  * in it and others ran the event meanwhile: several a second on a busy
  * machine).  Such a mark is reset by the first program of the next event
  * with those arguments, or, once older than RL_MARK_STALE_NS, taken over
- * by another event: left marks would otherwise fill the array in minutes.
+ * by another event: one whose arguments never come again would otherwise
+ * hold its slot for the rest of the recording.
  * An event in flight that long (its task preempted in it for a second)
  * loses its mark: taken again, it is counted as missed.
  * An array, its slots claimed by compare and exchange: no lock and no
