@@ -206,7 +206,8 @@ if record_both stock -- perf bench sched messaging -g 1 -l 5; then
 	else
 		fail "stock: $be process exits written with -b, $pe in the plain recording"
 		# fewer than the workload's 40: were the plain recording's lost?
-		perf report --stats -i "$tmpdir/stock.data" 2> /dev/null | grep -i 'lost' | sed 's/^/    /'
+		perf report --stats -i "$tmpdir/stock.data" 2> /dev/null |
+			grep -i 'lost' | sed 's/^/    /'
 	fi
 fi
 
