@@ -198,16 +198,24 @@ if record_both stock -- perf bench sched messaging -g 1 -l 5; then
 		fail "stock: no balanced object in the -b recording"
 	fi
 	# perf record -b runs with --no-tracking: the programs keep the
-	# processes of the objects they follow, not every fork and exit
+	# processes of the objects they follow, not every fork and exit.  The
+	# workload makes 40 processes; the plain recording, nested in -b on a
+	# busy guest, may lose some of their exit records.
 	pe=$(perf report -D -i "$tmpdir/stock.data" 2> /dev/null | grep -c 'PERF_RECORD_EXIT')
 	be=$(perf report -D -i "$tmpdir/stock-b.data" 2> /dev/null | grep -c 'PERF_RECORD_EXIT')
-	if [ "$pe" -ge 40 ] && [ $((be * 4)) -le "$pe" ]; then
-		pass "stock: $be process exits written with -b, $pe in the plain recording"
+	lost=$(perf report --stats -i "$tmpdir/stock.data" 2> /dev/null | grep 'LOST')
+	if [ $((be * 4)) -le 40 ]; then
+		pass "stock: $be process exits written with -b, of the workload's 40"
 	else
-		fail "stock: $be process exits written with -b, $pe in the plain recording"
-		# fewer than the workload's 40: were the plain recording's lost?
-		perf report --stats -i "$tmpdir/stock.data" 2> /dev/null |
-			grep -i 'lost' | sed 's/^/    /'
+		fail "stock: $be process exits written with -b, of the workload's 40"
+	fi
+	if [ "$pe" -ge 40 ]; then
+		pass "stock: $pe process exits in the plain recording"
+	elif [ -n "$lost" ]; then
+		echo "[Note] stock: $pe process exits in the plain recording, which lost events:"
+		echo "$lost" | sed 's/^/    /'
+	else
+		fail "stock: $pe process exits in the plain recording, none lost"
 	fi
 fi
 
