@@ -753,6 +753,11 @@ static void rl_debug_maps(void)
 		 (unsigned long long)skel->bss->nr_marks_left_untaken,
 		 (unsigned long long)skel->bss->nr_marks_taken_over,
 		 (unsigned long long)skel->bss->nr_marks_failed);
+	if (skel->bss->nr_marks_failed)
+		pr_debug("perf refleak: the slots they found held marks younger than 1 ms: %llu, 1 to 100 ms: %llu, older: %llu\n",
+			 (unsigned long long)skel->bss->nr_marks_failed_ages[0],
+			 (unsigned long long)skel->bss->nr_marks_failed_ages[1],
+			 (unsigned long long)skel->bss->nr_marks_failed_ages[2]);
 }
 
 static void rl_write_misses(struct rl_writer *w, const struct rl_counts *counts, u64 end)

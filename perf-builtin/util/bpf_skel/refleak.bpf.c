@@ -198,8 +198,9 @@ struct {
  * An array, its slots claimed by compare and exchange: no lock and no
  * element to allocate, on every allocation and free in the kernel.
  */
-#define RL_IN_FLIGHT		4096	/* a power of two */
-#define RL_IN_FLIGHT_PROBES	4
+#define RL_IN_FLIGHT_SHIFT	12
+#define RL_IN_FLIGHT		(1U << RL_IN_FLIGHT_SHIFT)
+#define RL_IN_FLIGHT_PROBES	8
 #define RL_TAKEN		1ULL	/* arguments are 8-byte aligned */
 #define RL_COUNTED		2ULL
 #define RL_MARK_BITS		(RL_TAKEN | RL_COUNTED)
@@ -248,6 +249,8 @@ u64 nr_birth_stacks;	/* objects followed with their counter's birth stack */
 u64 nr_marks_left_taken;	/* an event's last program did not run */
 u64 nr_marks_left_untaken;	/* ... and no program took it */
 u64 nr_marks_failed;		/* the last program found no free slot */
+/* ... the marks in the slots it found: younger than 1 ms, 100 ms, 1 s */
+u64 nr_marks_failed_ages[3];
 u64 nr_marks_taken_over;	/* stale marks taken over by another event */
 /* objects followed now, and at the most: what --map-nr-entries must hold */
 u64 nr_objects_live;
@@ -301,10 +304,23 @@ static __always_inline u64 rl_number(const void *ptr)
 	return n;
 }
 
+/*
+ * The first slot to probe for the event with arguments at @key.  The
+ * events in flight at once are mostly on a few stacks (a CPU's interrupt
+ * stack, the tasks preempted in a program), a few words apart: as an
+ * index, their address's own bits would put them in neighbouring slots,
+ * runs that linear probing then finds full.  A multiplicative hash
+ * scatters them.
+ */
+static __always_inline u32 rl_in_flight_hash(u64 key)
+{
+	return (key * 0x9e3779b97f4a7c15ULL) >> (64 - RL_IN_FLIGHT_SHIFT);
+}
+
 /* the in-flight slot of the event with arguments at @key; NULL: none */
 static __always_inline struct rl_in_flight_slot *rl_in_flight(u64 key)
 {
-	u32 h = (key >> 4) ^ (key >> 16), i, idx;
+	u32 h = rl_in_flight_hash(key), i, idx;
 	struct rl_in_flight_slot *slot;
 
 	for (i = 0; i < RL_IN_FLIGHT_PROBES; i++) {
@@ -322,7 +338,7 @@ static __always_inline struct rl_in_flight_slot *rl_in_flight(u64 key)
  */
 static __always_inline bool rl_mark(u64 key, u64 val)
 {
-	u32 h = (key >> 4) ^ (key >> 16), i, idx;
+	u32 h = rl_in_flight_hash(key), i, idx;
 	struct rl_in_flight_slot *slot;
 	u64 now = bpf_ktime_get_ns(), old;
 
@@ -342,6 +358,29 @@ static __always_inline bool rl_mark(u64 key, u64 val)
 		}
 	}
 	return false;
+}
+
+/* for -v: an event found no free slot; how old were the marks in them? */
+static __always_inline void rl_mark_failed(u64 key)
+{
+	u32 h = rl_in_flight_hash(key), i, idx;
+	struct rl_in_flight_slot *slot;
+	u64 now = bpf_ktime_get_ns(), age;
+
+	__sync_fetch_and_add(&nr_marks_failed, 1);
+	for (i = 0; i < RL_IN_FLIGHT_PROBES; i++) {
+		idx = (h + i) & (RL_IN_FLIGHT - 1);
+		slot = bpf_map_lookup_elem(&in_flight, &idx);
+		if (!slot || !slot->mark)
+			continue;
+		age = now - slot->time;
+		if (age < 1000000)
+			__sync_fetch_and_add(&nr_marks_failed_ages[0], 1);
+		else if (age < 100000000)
+			__sync_fetch_and_add(&nr_marks_failed_ages[1], 1);
+		else
+			__sync_fetch_and_add(&nr_marks_failed_ages[2], 1);
+	}
 }
 
 /*
@@ -379,7 +418,7 @@ static __always_inline int rl_take(void *ctx, u32 ev, u32 k)
 		 * programs after this one.  No free slot for the last: lost.
 		 */
 		if (k == RL_BPF_LEVELS - 1)
-			__sync_fetch_and_add(&nr_marks_failed, 1);
+			rl_mark_failed(key);
 		return -1;
 	}
 	if (c->depth >= RL_BPF_LEVELS)
