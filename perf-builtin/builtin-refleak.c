@@ -38,7 +38,9 @@
 #include "util/strlist.h"
 #include "util/symbol.h"
 #include "util/thread.h"
+#include "util/target.h"
 #include "util/time-utils.h"
+#include "util/top.h"
 #include "util/tool.h"
 #include "util/tracepoint.h"
 #include "util/trace-event.h"
@@ -59,7 +61,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/time64.h>
 
@@ -2076,6 +2080,7 @@ static bool rl_scan_evlist(struct refleak_report *rep)
 static const char * const refleak_usage[] = {
 	"perf refleak record [<options>] [-- <command>]",
 	"perf refleak report [<options>]",
+	"perf refleak top [<options>] [-- <command>]",
 	NULL
 };
 
@@ -2804,14 +2809,14 @@ static int rl_record(int argc, const char **argv)
 		   "also every get and put of counters in these slab caches ('kmalloc-*64')"),
 	OPT_END()
 	};
-	const char * const record_usage[] = {
+	const char * const rec_usage[] = {
 		"perf refleak record [<options>] [-- <command>]",
 		"  any other option is perf record's (-o, -m, -C, -p, --no-call-graph, ...)",
 		NULL
 	};
 
 	/* our own options; the others, and the command after "--", go to perf record */
-	argc = parse_options(argc, argv, options, record_usage, PARSE_OPT_KEEP_ARGV0 |
+	argc = parse_options(argc, argv, options, rec_usage, PARSE_OPT_KEEP_ARGV0 |
 			     PARSE_OPT_KEEP_UNKNOWN | PARSE_OPT_KEEP_DASHDASH);
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
@@ -2900,6 +2905,246 @@ static int rl_record(int argc, const char **argv)
 	return i;
 }
 
+/* ------------------------------------------------------------------ */
+/* perf refleak top: a live view of the objects followed, by site      */
+
+#define REFLEAK_TOP_DELAY	2
+#define REFLEAK_TOP_ENTRIES	20
+
+static volatile sig_atomic_t rl_top_done, rl_top_exec_errno;
+
+static void rl_top_signal(int sig __maybe_unused)
+{
+	rl_top_done = 1;
+}
+
+/* the command could not be run: evlist__prepare_workload()'s child says why */
+static void rl_top_exec_failed(int sig __maybe_unused, siginfo_t *info,
+			       void *ucontext __maybe_unused)
+{
+	rl_top_exec_errno = info->si_value.sival_int;
+	rl_top_done = 1;
+}
+
+struct rl_top {
+	struct machine			*machine;
+	struct refleak_bpf_site_now	*sites, *prev;
+	ssize_t				nr_sites, nr_prev;
+	u64				start_ns;
+	unsigned int			entries;
+	bool				tty;
+};
+
+static u64 rl_top_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static int rl_top_cmp_key(const void *a, const void *b)
+{
+	const struct refleak_bpf_site_now *x = a, *y = b;
+
+	if (x->call_site != y->call_site)
+		return x->call_site < y->call_site ? -1 : 1;
+	return x->cache < y->cache ? -1 : x->cache > y->cache;
+}
+
+/* the most objects first; then the oldest */
+static int rl_top_cmp_rank(const void *a, const void *b)
+{
+	const struct refleak_bpf_site_now *x = a, *y = b;
+
+	if (x->nr_objects != y->nr_objects)
+		return x->nr_objects > y->nr_objects ? -1 : 1;
+	return x->oldest_ns < y->oldest_ns ? -1 : x->oldest_ns > y->oldest_ns;
+}
+
+/* the objects the site had at the view before, sorted by key */
+static s64 rl_top_before(struct rl_top *top, const struct refleak_bpf_site_now *s)
+{
+	const struct refleak_bpf_site_now *p = NULL;
+
+	if (top->nr_prev > 0)
+		p = bsearch(s, top->prev, top->nr_prev, sizeof(*p), rl_top_cmp_key);
+	return p ? (s64)p->nr_objects : 0;
+}
+
+static void rl_top_print(struct rl_top *top, u64 missed)
+{
+	u64 now = rl_top_now(), nr = 0;
+	char site[256];
+	ssize_t i;
+
+	for (i = 0; i < top->nr_sites; i++)
+		nr += top->sites[i].nr_objects;
+	if (top->tty)
+		fputs(CONSOLE_CLEAR, stdout);
+	printf("perf refleak top: %.0f s, %" PRIu64 " objects followed at %zd allocation sites",
+	       (now - top->start_ns) / 1e9, nr, top->nr_sites);
+	if (missed)
+		color_fprintf(stdout, PERF_COLOR_RED,
+			      "; missed in the kernel: %" PRIu64 " (counts may be short)", missed);
+	printf("\n\n%10s %8s %10s  %-40s %s\n", "objects", "change", "oldest", "site", "cache");
+	for (i = 0; i < top->nr_sites && i < (ssize_t)top->entries; i++) {
+		const struct refleak_bpf_site_now *s = &top->sites[i];
+		s64 change = (s64)s->nr_objects - rl_top_before(top, s);
+		struct map *map = NULL;
+		struct symbol *sym = machine__find_kernel_symbol(top->machine, s->call_site, &map);
+
+		if (sym)
+			snprintf(site, sizeof(site), "%s+%#" PRIx64, sym->name,
+				 map__map_ip(map, s->call_site) - sym->start);
+		else
+			snprintf(site, sizeof(site), "%#" PRIx64, s->call_site);
+		printf("%10" PRIu64 " ", s->nr_objects);
+		color_fprintf(stdout, change > 0 ? PERF_COLOR_RED : PERF_COLOR_NORMAL,
+			      "%+8" PRId64, change);
+		printf(" %8.1f s  %-40s %s\n",
+		       now > s->oldest_ns ? (now - s->oldest_ns) / 1e9 : 0.0, site, s->cache_name);
+	}
+	if (!top->tty)
+		putchar('\n');
+	fflush(stdout);
+}
+
+/* read the maps and print; the sites sorted by key are kept for the next change */
+static int rl_top_refresh(struct rl_top *top)
+{
+	u64 missed;
+	ssize_t nr = refleak_bpf_top_read(&top->sites, &missed);
+
+	if (nr < 0) {
+		pr_err("perf refleak top: cannot read the objects followed: %s\n",
+		       strerror(-nr));
+		return RL_EXIT_FATAL;
+	}
+	top->nr_sites = nr;
+	/* the view ranks them; the next one compares by key */
+	qsort(top->sites, nr, sizeof(*top->sites), rl_top_cmp_rank);
+	rl_top_print(top, missed);
+	qsort(top->sites, nr, sizeof(*top->sites), rl_top_cmp_key);
+	free(top->prev);
+	top->prev = top->sites;
+	top->nr_prev = nr;
+	top->sites = NULL;
+	return 0;
+}
+
+static int rl_top(int argc, const char **argv)
+{
+	struct refleak_bpf_opts bpf_opts = { .nr_entries = REFLEAK_BPF_DEFAULT_ENTRIES, };
+	struct rl_top top = { .entries = REFLEAK_TOP_ENTRIES, };
+	struct target target = { .system_wide = true, };
+	struct evlist *evlist = NULL;
+	struct perf_session *session;
+	struct perf_env host_env;
+	struct perf_tool tool;
+	unsigned int delay = REFLEAK_TOP_DELAY;
+	int ret = RL_EXIT_FATAL;
+	u64 next, shown;
+	const struct option options[] = {
+	OPT_UINTEGER('d', "delay", &delay, "seconds between views (default 2)"),
+	OPT_UINTEGER('E', "entries", &top.entries, "sites shown (default 20)"),
+	OPT_UINTEGER(0, "map-nr-entries", &bpf_opts.nr_entries,
+		     "how many live objects can be followed"),
+	OPT_END()
+	};
+	const char * const top_usage[] = {
+		"perf refleak top [<options>] [-- <command>]",
+		NULL
+	};
+
+	argc = parse_options(argc, argv, options, top_usage, 0);
+	if (!delay) {
+		pr_err("perf refleak top: --delay must be at least 1 second\n");
+		return RL_EXIT_USAGE;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		pr_err("perf refleak top: needs the kernel's BTF (/sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF=y)\n");
+		return RL_EXIT_FATAL;
+	}
+	if (!is_valid_tracepoint(REFLEAK_SET_TP)) {
+		pr_err("perf refleak top: no %s event: a kernel with %s is needed\n",
+		       REFLEAK_SET_TP, REFLEAK_KCONFIG);
+		return RL_EXIT_FATAL;
+	}
+
+	perf_tool__init(&tool, /*ordered_events=*/false);
+	perf_env__init(&host_env);
+	session = __perf_session__new(NULL, &tool, /*trace_event_repipe=*/false, &host_env);
+	if (IS_ERR(session)) {
+		pr_err("perf refleak top: cannot make a session\n");
+		return RL_EXIT_FATAL;
+	}
+	symbol__init(perf_session__env(session));
+	top.machine = &session->machines.host;
+	top.tty = isatty(STDOUT_FILENO);
+
+	if (argc) {
+		evlist = evlist__new();
+		if (!evlist || evlist__create_maps(evlist, &target) < 0 ||
+		    evlist__prepare_workload(evlist, &target, argv, false,
+					     rl_top_exec_failed) < 0) {
+			pr_err("perf refleak top: cannot start %s\n", argv[0]);
+			goto out;
+		}
+	}
+	/* loading takes a while: Ctrl-C meanwhile gives the first view */
+	signal(SIGINT, rl_top_signal);
+	signal(SIGTERM, rl_top_signal);
+	ret = refleak_bpf_top_start(&bpf_opts);
+	if (ret == -EOPNOTSUPP)
+		pr_err("perf refleak top: needs a perf built with BPF skeletons (clang and BUILD_BPF_SKEL=1)\n");
+	if (ret) {
+		if (evlist)
+			evlist__cancel_workload(evlist);
+		ret = RL_EXIT_FATAL;
+		goto out;
+	}
+
+	if (evlist) {
+		signal(SIGCHLD, rl_top_signal);
+		evlist__start_workload(evlist);
+	}
+	top.start_ns = rl_top_now();
+	shown = top.start_ns;
+	next = top.start_ns + delay * NSEC_PER_SEC;
+	while (!rl_top_done && !ret) {
+		usleep(100 * USEC_PER_MSEC);
+		if (rl_top_now() >= next) {
+			ret = rl_top_refresh(&top);
+			shown = rl_top_now();
+			next += delay * NSEC_PER_SEC;
+		}
+	}
+	if (rl_top_exec_errno) {
+		pr_err("perf refleak top: cannot run %s: %s\n", argv[0],
+		       strerror(rl_top_exec_errno));
+		ret = RL_EXIT_FATAL;
+	}
+	/* the view at the end, what the command left or what Ctrl-C found, unless just shown */
+	if (!ret && (shown == top.start_ns || rl_top_now() - shown > 200 * NSEC_PER_MSEC))
+		ret = rl_top_refresh(&top);
+	refleak_bpf_top_stop();
+	if (evlist && evlist__workload_pid(evlist) > 0) {
+		int status;
+
+		/* Ctrl-C: the command goes too */
+		kill(evlist__workload_pid(evlist), SIGTERM);
+		waitpid(evlist__workload_pid(evlist), &status, 0);
+	}
+out:
+	free(top.prev);
+	if (evlist)
+		evlist__put(evlist);
+	perf_session__delete(session);
+	perf_env__exit(&host_env);
+	return ret;
+}
+
 int cmd_refleak(int argc, const char **argv)
 {
 	const struct option options[] = {
@@ -2911,7 +3156,7 @@ int cmd_refleak(int argc, const char **argv)
 	if (!argc) {
 		int i;
 
-		pr_err("perf refleak: missing subcommand (record, report), usage:\n");
+		pr_err("perf refleak: missing subcommand (record, report, top), usage:\n");
 		for (i = 0; refleak_usage[i]; i++)
 			pr_err("\t%s\n", refleak_usage[i]);
 		return RL_EXIT_USAGE;
@@ -2920,7 +3165,9 @@ int cmd_refleak(int argc, const char **argv)
 		return rl_record(argc, argv);
 	if (strlen(argv[0]) > 2 && strstarts("report", argv[0]))
 		return rl_report(argc, argv);
+	if (!strcmp("top", argv[0]))
+		return rl_top(argc, argv);
 
-	pr_err("perf refleak: unknown subcommand '%s' (record, report)\n", argv[0]);
+	pr_err("perf refleak: unknown subcommand '%s' (record, report, top)\n", argv[0]);
 	return RL_EXIT_USAGE;
 }

@@ -3,7 +3,8 @@
  * perf refleak record -b: load refleak.bpf.c when perf record starts, and
  * at its end write what the programs kept as the samples of the events
  * the plain recording takes, so that 'perf refleak report' reads both the
- * same way.
+ * same way.  perf refleak top: load them alone and read the objects they
+ * follow now.
  *
  * Every sample is the record the kernel would have written for the
  * event: its raw data laid out from the event's own format (the recording
@@ -117,17 +118,12 @@ int refleak_bpf_enable(const struct refleak_bpf_opts *opts)
 	return 0;
 }
 
-int refleak_bpf_prepare(struct evlist *evlist)
+/* open, size, load and attach the programs, and enable them; 0 or -1 */
+static int rl_load(void)
 {
 	u32 n;
 	int err;
 
-	if (!rl_enabled)
-		return 0;
-	if (parse_event(evlist, "bpf-output/name=" REFLEAK_BPF_EVENT "/")) {
-		pr_err("perf refleak: cannot add the %s event\n", REFLEAK_BPF_EVENT);
-		return -1;
-	}
 	skel = refleak_bpf__open();
 	if (!skel) {
 		pr_err("perf refleak: cannot open the BPF programs\n");
@@ -167,6 +163,17 @@ out:
 	refleak_bpf__destroy(skel);
 	skel = NULL;
 	return -1;
+}
+
+int refleak_bpf_prepare(struct evlist *evlist)
+{
+	if (!rl_enabled)
+		return 0;
+	if (parse_event(evlist, "bpf-output/name=" REFLEAK_BPF_EVENT "/")) {
+		pr_err("perf refleak: cannot add the %s event\n", REFLEAK_BPF_EVENT);
+		return -1;
+	}
+	return rl_load();
 }
 
 /* ------------------------------------------------------------------ */
@@ -851,4 +858,124 @@ out:
 	refleak_bpf__destroy(skel);
 	skel = NULL;
 	return w.bytes;
+}
+
+/* ------------------------------------------------------------------ */
+/* perf refleak top: the objects followed now, by allocation site      */
+
+int refleak_bpf_top_start(const struct refleak_bpf_opts *opts)
+{
+	rl_opts = *opts;
+	return rl_load();
+}
+
+static int rl_site_now_cmp(const void *a, const void *b)
+{
+	const struct refleak_bpf_site_now *x = a, *y = b;
+
+	if (x->call_site != y->call_site)
+		return x->call_site < y->call_site ? -1 : 1;
+	if (x->cache != y->cache)
+		return x->cache < y->cache ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The objects followed now, one entry per object in *@sites, then folded
+ * into one per allocation site and cache, sorted by them.  *@missed: what
+ * the programs could not keep so far.  The number of sites, or -errno.
+ */
+ssize_t refleak_bpf_top_read(struct refleak_bpf_site_now **sites, u64 *missed)
+{
+	int fd = bpf_map__fd(skel->maps.objects), names_fd = bpf_map__fd(skel->maps.cache_names);
+	struct refleak_bpf_site_now *v = NULL, *grown;
+	size_t nr = 0, alloc = 0, i, j;
+	u32 batch = 256, count;
+	u64 *keys = NULL, in, out;
+	struct rl_bpf_obj *o = NULL;
+	char name[RL_BPF_CACHE_NAME];
+	bool first = true, last = false;
+	int err = 0;
+
+	*missed = 0;
+	for (i = 0; i < RL_BPF_NR_MISSES; i++)
+		*missed += skel->bss->misses[i];
+	/*
+	 * By batches, not key by key: the programs delete objects meanwhile,
+	 * and a hash map's next key after one deleted is its first again.
+	 */
+	while (!last) {
+		if (!keys) {
+			keys = calloc(batch, sizeof(*keys));
+			o = calloc(batch, sizeof(*o));
+			if (!keys || !o) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		count = batch;
+		if (bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, o, &count, NULL)) {
+			if (errno == ENOSPC && !count) {
+				/* a bucket holds more than a batch */
+				zfree(&keys);
+				zfree(&o);
+				batch *= 2;
+				continue;
+			}
+			if (errno != ENOENT) {
+				err = -errno;
+				break;
+			}
+			last = true;
+		}
+		first = false;
+		in = out;
+		if (nr + count > alloc) {
+			alloc = nr + count + alloc;
+			grown = realloc(v, alloc * sizeof(*v));
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			v = grown;
+		}
+		for (i = 0; i < count; i++, nr++) {
+			v[nr].call_site = o[i].call_site;
+			v[nr].cache = o[i].cache;
+			v[nr].nr_objects = 1;
+			v[nr].oldest_ns = o[i].time;
+		}
+	}
+	free(keys);
+	free(o);
+	if (err) {
+		free(v);
+		return err;
+	}
+	if (nr)
+		qsort(v, nr, sizeof(*v), rl_site_now_cmp);
+	for (i = 0, j = 0; i < nr; i++) {
+		if (j && !rl_site_now_cmp(&v[j - 1], &v[i])) {
+			v[j - 1].nr_objects++;
+			if (v[i].oldest_ns < v[j - 1].oldest_ns)
+				v[j - 1].oldest_ns = v[i].oldest_ns;
+			continue;
+		}
+		v[j] = v[i];
+		if (!v[j].cache)
+			strcpy(name, "kmalloc");
+		else if (bpf_map_lookup_elem(names_fd, &v[j].cache, name))
+			strcpy(name, "?");
+		name[RL_BPF_CACHE_NAME - 1] = '\0';
+		strlcpy(v[j].cache_name, name, sizeof(v[j].cache_name));
+		j++;
+	}
+	*sites = v;
+	return j;
+}
+
+void refleak_bpf_top_stop(void)
+{
+	refleak_bpf__destroy(skel);
+	skel = NULL;
 }

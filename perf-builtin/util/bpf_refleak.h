@@ -63,10 +63,22 @@ struct refleak_bpf_opts {
 	unsigned int	nr_entries;	/* live objects followed */
 };
 
+/* perf refleak top: the objects followed now, of one allocation site */
+struct refleak_bpf_site_now {
+	u64	call_site;
+	u64	cache;		/* struct kmem_cache *, 0: kmalloc() */
+	u64	nr_objects;
+	u64	oldest_ns;	/* the allocation of the oldest, CLOCK_MONOTONIC */
+	char	cache_name[REFLEAK_BPF_CACHE_NAME];
+};
+
 #ifdef HAVE_BPF_SKEL
 int refleak_bpf_enable(const struct refleak_bpf_opts *opts);
 int refleak_bpf_prepare(struct evlist *evlist);
 ssize_t refleak_bpf_write(struct perf_session *session);
+int refleak_bpf_top_start(const struct refleak_bpf_opts *opts);
+ssize_t refleak_bpf_top_read(struct refleak_bpf_site_now **sites, u64 *missed);
+void refleak_bpf_top_stop(void);
 #else
 static inline int refleak_bpf_enable(const struct refleak_bpf_opts *opts __maybe_unused)
 {
@@ -81,6 +93,21 @@ static inline int refleak_bpf_prepare(struct evlist *evlist __maybe_unused)
 static inline ssize_t refleak_bpf_write(struct perf_session *session __maybe_unused)
 {
 	return 0;
+}
+
+static inline int refleak_bpf_top_start(const struct refleak_bpf_opts *opts __maybe_unused)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline ssize_t refleak_bpf_top_read(struct refleak_bpf_site_now **sites __maybe_unused,
+					   u64 *missed __maybe_unused)
+{
+	return -EOPNOTSUPP;
+}
+
+static inline void refleak_bpf_top_stop(void)
+{
 }
 #endif
 

@@ -199,7 +199,7 @@ struct {
  * element to allocate, on every allocation and free in the kernel.
  */
 #define RL_IN_FLIGHT_SHIFT	12
-#define RL_IN_FLIGHT		(1U << RL_IN_FLIGHT_SHIFT)
+#define RL_IN_FLIGHT		4096	/* 1 << RL_IN_FLIGHT_SHIFT */
 #define RL_IN_FLIGHT_PROBES	8
 #define RL_TAKEN		1ULL	/* arguments are 8-byte aligned */
 #define RL_COUNTED		2ULL
