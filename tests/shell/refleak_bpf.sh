@@ -14,6 +14,9 @@
 #
 # Exit: 0 pass, 1 fail, 2 skip (reason printed).
 
+# shellcheck source=lib/refleak_bpf.sh
+. "$(dirname "$0")"/lib/refleak_bpf.sh
+
 err=0
 tmpdir=
 drv=/sys/kernel/debug/test_refleak
@@ -35,23 +38,7 @@ cleanup() {
 trap 'st=$?; cleanup; exit $st' EXIT
 trap 'err=1; exit 1' INT TERM
 
-pass() { echo "[PASS] $*"; }
-fail() { echo "[FAIL] $*"; err=1; }
-
-[ "$(id -u)" = 0 ] || { echo "[Skip] No root permission"; exit 2; }
-command -v perf > /dev/null 2>&1 || { echo "[Skip] No perf binary in PATH"; exit 2; }
-if ! perf version --build-options | grep -q 'bpf_skeletons: \[ on'; then
-	echo "[Skip] perf built without BPF skeletons: no 'record -b'"
-	exit 2
-fi
-if [ ! -r /sys/kernel/btf/vmlinux ]; then
-	echo "[Skip] The kernel has no BTF (CONFIG_DEBUG_INFO_BTF): no 'record -b'"
-	exit 2
-fi
-if ! perf list tracepoint 2>/dev/null | grep -q 'ref_trace:ref_trace_set'; then
-	echo "[Skip] No tracepoint ref_trace:ref_trace_set (CONFIG_REF_TRACE)"
-	exit 2
-fi
+refleak_bpf_skip_unless_ready "record -b"
 tmpdir=$(mktemp -d /tmp/__perf_test_refleak_bpf.XXXXXX) || exit 1
 
 # what -b cannot do is a usage error (129), with one message

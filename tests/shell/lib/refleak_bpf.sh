@@ -1,0 +1,27 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# What the perf refleak tests of record -b and top share: their verdicts
+# and what they need to run.
+
+pass() { echo "[PASS] $*"; }
+# shellcheck disable=SC2034 # err is the test's exit status
+fail() { echo "[FAIL] $*"; err=1; }
+
+# exit 2, saying why, unless root, perf with BPF skeletons, a kernel with
+# BTF and the ref_trace events are there for <what> (record -b, top)
+refleak_bpf_skip_unless_ready() { # <what>
+	[ "$(id -u)" = 0 ] || { echo "[Skip] No root permission"; exit 2; }
+	command -v perf > /dev/null 2>&1 || { echo "[Skip] No perf binary in PATH"; exit 2; }
+	if ! perf version --build-options | grep -q 'bpf_skeletons: \[ on'; then
+		echo "[Skip] perf built without BPF skeletons: no 'perf refleak $1'"
+		exit 2
+	fi
+	if [ ! -r /sys/kernel/btf/vmlinux ]; then
+		echo "[Skip] The kernel has no BTF (CONFIG_DEBUG_INFO_BTF): no 'perf refleak $1'"
+		exit 2
+	fi
+	if ! perf list tracepoint 2>/dev/null | grep -q 'ref_trace:ref_trace_set'; then
+		echo "[Skip] No tracepoint ref_trace:ref_trace_set (CONFIG_REF_TRACE)"
+		exit 2
+	fi
+}
