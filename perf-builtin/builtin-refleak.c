@@ -2085,10 +2085,6 @@ static const char * const refleak_usage[] = {
 };
 
 /*
- * Open the input and get ready to read it: perf's checks of the file, the
- * tracepoint handlers, symbols, the filters.  0 or an exit status.
- */
-/*
  * The caches a recording followed with every get and put: the filter of
  * ref_trace_ref on the command line perf record keeps in the header
  * ('record --refs' gives one 'cache ~ "<glob>"' per cache; a filter
@@ -2130,6 +2126,10 @@ static int rl_refs_recorded(struct refleak_report *rep)
 	return err;
 }
 
+/*
+ * Open the input and get ready to read it: perf's checks of the file, the
+ * tracepoint handlers, symbols, the filters.  0 or an exit status.
+ */
 static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
 {
 	/* ordered events: the CPUs' ring buffers are merged in time order */
