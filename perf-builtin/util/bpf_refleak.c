@@ -738,6 +738,28 @@ static u32 rl_map_entries(struct bpf_map *map)
 	return n;
 }
 
+/* -v: which of an event's programs took it: the later ones, when nested */
+static void rl_debug_taken_by(void)
+{
+	int nr_cpus = libbpf_num_possible_cpus(), cpu, k;
+	u64 by[RL_BPF_LEVELS] = { 0 };
+	struct rl_cpu *cpus;
+	u32 zero = 0;
+
+	cpus = nr_cpus > 0 ? calloc(nr_cpus, sizeof(*cpus)) : NULL;
+	if (!cpus || bpf_map_lookup_elem(bpf_map__fd(skel->maps.cpu_state), &zero, cpus)) {
+		free(cpus);
+		return;
+	}
+	for (cpu = 0; cpu < nr_cpus; cpu++)
+		for (k = 0; k < RL_BPF_LEVELS; k++)
+			by[k] += cpus[cpu].taken_by[k];
+	free(cpus);
+	for (k = 0; k < RL_BPF_LEVELS; k++)
+		pr_debug("perf refleak: events taken by their program %d of %d: %llu\n",
+			 k + 1, RL_BPF_LEVELS, (unsigned long long)by[k]);
+}
+
 /* -v: how full the maps --map-nr-entries sizes were */
 static void rl_debug_maps(void)
 {
@@ -760,6 +782,7 @@ static void rl_debug_maps(void)
 		 (unsigned long long)skel->bss->nr_marks_left_untaken,
 		 (unsigned long long)skel->bss->nr_marks_taken_over,
 		 (unsigned long long)skel->bss->nr_marks_failed);
+	rl_debug_taken_by();
 	if (skel->bss->nr_marks_failed)
 		pr_debug("perf refleak: the slots they found held marks younger than 1 ms: %llu, 1 to 100 ms: %llu, older: %llu\n",
 			 (unsigned long long)skel->bss->nr_marks_failed_ages[0],

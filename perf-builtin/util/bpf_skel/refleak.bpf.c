@@ -424,6 +424,8 @@ static __always_inline int rl_take(void *ctx, u32 ev, u32 k)
 	if (c->depth >= RL_BPF_LEVELS)
 		return -1;
 	__sync_fetch_and_add(&c->handled[ev], 1);
+	if (k < RL_BPF_LEVELS)
+		c->taken_by[k]++;
 	return c->depth++;
 }
 

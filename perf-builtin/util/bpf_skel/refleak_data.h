@@ -169,6 +169,7 @@ struct rl_cpu {
 	u64	last_ns;	/* the last time given to an event */
 	u64	seen[RL_BPF_NR_EV_KINDS];	/* events that fired */
 	u64	handled[RL_BPF_NR_EV_KINDS];	/* ... that a program took */
+	u64	taken_by[RL_BPF_LEVELS];	/* ... the first, second, third */
 };
 
 struct rl_bpf_recent {
