@@ -291,17 +291,19 @@ static __always_inline void rl_miss(enum rl_bpf_miss what)
  */
 
 /*
- * An address as a number: the verifier allows no arithmetic on a pointer
- * to the context or on a trusted one but to add to it, and the slots of
- * in_flight and alloc_sites are hashes of such addresses.
+ * The address of an event's arguments as a number, the slots of in_flight
+ * being hashes of such addresses.  The verifier allows no arithmetic on a
+ * pointer to the context or on a trusted one but to add to it, and one
+ * more: a program loaded with CAP_PERFMON may subtract two pointers.  Its
+ * distance from a fixed address (a global's) is as unique as the address,
+ * and costs a subtraction where reading the pointer as a number through
+ * bpf_probe_read_kernel() costs a helper call, several times an event.
+ * Both are 4-byte aligned at least: the low two bits stay clear for
+ * RL_MARK_BITS.
  */
-static __always_inline u64 rl_number(const void *ptr)
+static __always_inline u64 rl_number(const void *ctx)
 {
-	const void *p = ptr;
-	u64 n = 0;
-
-	bpf_probe_read_kernel(&n, sizeof(n), &p);
-	return n;
+	return (u64)((long)ctx - (long)&enabled);
 }
 
 /*
@@ -844,7 +846,12 @@ static __always_inline void rl_alloc(void *ctx, u32 level, u8 kind, u64 call_sit
 	a->size = size;
 	a->call_site = call_site;
 	a->cache = (u64)s;
-	site = rl_alloc_site(call_site, rl_number(s));
+	/*
+	 * Hashed as read back from the map, a number: the verifier lets no
+	 * pointer be multiplied.  volatile: a load, not the register the
+	 * compiler knows holds the same value, a pointer still.
+	 */
+	site = rl_alloc_site(call_site, *(volatile u64 *)&a->cache);
 	a->time = rl_now();
 	a->pid = pid_tgid >> 32;
 	a->tid = (u32)pid_tgid;
