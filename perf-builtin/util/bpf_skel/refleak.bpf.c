@@ -386,22 +386,19 @@ static __always_inline void rl_mark_failed(u64 key)
 }
 
 /*
- * rl_take(): the nesting level to handle the event at, until rl_done();
+ * rl_take(): for the event with arguments at @key, in @slot if marked in
+ * flight, the nesting level to handle the event at, until rl_done();
  * or -1: not enabled, another program took it, or it cannot be marked
  * taken (the programs after this one would take it again: an event taken
  * twice is a put counted twice, a double put that never was).
  */
-static __always_inline int rl_take(void *ctx, u32 ev, u32 k)
+static __always_inline int rl_take(u64 key, struct rl_in_flight_slot *slot, u32 ev, u32 k)
 {
 	u32 zero = 0;
 	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);
-	struct rl_in_flight_slot *slot;
-	u64 key;
 
 	if (!c || ev >= RL_BPF_NR_EV_KINDS)
 		return -1;
-	key = rl_number(ctx);
-	slot = rl_in_flight(key);
 	if (slot) {
 		/*
 		 * Counted seen while enabled: taken, even when no longer;
@@ -432,9 +429,9 @@ static __always_inline int rl_take(void *ctx, u32 ev, u32 k)
 }
 
 /* the last program of an event: it is not in flight any more */
-static __always_inline void rl_landed(void *ctx)
+static __always_inline void rl_landed(u64 key)
 {
-	struct rl_in_flight_slot *slot = rl_in_flight(rl_number(ctx));
+	struct rl_in_flight_slot *slot = rl_in_flight(key);
 
 	if (slot)
 		slot->mark = 0;
@@ -449,21 +446,32 @@ static __always_inline void rl_done(void)
 		c->depth--;
 }
 
-/* program @k of @event: @call runs with @level, if it takes the event */
+/*
+ * Program @k of @event: @call runs with @level, if it takes the event.  A
+ * program after the first finds the event taken by the one before nearly
+ * always: it returns at once, and the last one lands it.
+ */
 #define RL_PROG(tp, name, event, k, call, args...)				\
 SEC("tp_btf/" #tp)								\
 int BPF_PROG(name, args)							\
 {										\
+	u64 key = rl_number(ctx);						\
+	struct rl_in_flight_slot *slot = rl_in_flight(key);			\
 	int level, nth = (k);							\
 										\
+	if (nth && slot && (slot->mark & RL_TAKEN)) {				\
+		if (nth == RL_BPF_LEVELS - 1)					\
+			slot->mark = 0;						\
+		return 0;							\
+	}									\
 	bpf_preempt_disable();							\
-	level = rl_take(ctx, event, nth);					\
+	level = rl_take(key, slot, event, nth);					\
 	if (level >= 0) {							\
 		call;								\
 		rl_done();							\
 	}									\
 	if (nth == RL_BPF_LEVELS - 1)						\
-		rl_landed(ctx);							\
+		rl_landed(key);							\
 	bpf_preempt_enable();							\
 	return 0;								\
 }
