@@ -784,7 +784,7 @@ static void rl_debug_maps(void)
 		 (unsigned long long)skel->bss->nr_marks_failed);
 	rl_debug_taken_by();
 	if (skel->bss->nr_marks_failed)
-		pr_debug("perf refleak: the slots they found held marks younger than 1 ms: %llu, 1 to 100 ms: %llu, older: %llu\n",
+		pr_debug("perf refleak: the slots they found held marks of this tick or the last: %llu, of the last 100 ticks: %llu, older: %llu\n",
 			 (unsigned long long)skel->bss->nr_marks_failed_ages[0],
 			 (unsigned long long)skel->bss->nr_marks_failed_ages[1],
 			 (unsigned long long)skel->bss->nr_marks_failed_ages[2]);

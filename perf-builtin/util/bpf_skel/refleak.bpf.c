@@ -190,11 +190,13 @@ struct {
  * emptied (its last program nested in itself, or the task was preempted
  * in it and others ran the event meanwhile: several a second on a busy
  * machine).  Such a mark is reset by the first program of the next event
- * with those arguments, or, once older than RL_MARK_STALE_NS, taken over
- * by another event: one whose arguments never come again would otherwise
- * hold its slot for the rest of the recording.
- * An event in flight that long (its task preempted in it for a second)
- * loses its mark: taken again, it is counted as missed.
+ * with those arguments, or, once older than RL_MARK_STALE_TICKS, taken
+ * over by another event: one whose arguments never come again would
+ * otherwise hold its slot for the rest of the recording.
+ * An event in flight that long (its task preempted in it for a second or
+ * more) loses its mark: taken again, it is counted as missed.
+ * Marks are timed in jiffies: a load, where reading the clock is a helper
+ * call on every event.
  * An array, its slots claimed by compare and exchange: no lock and no
  * element to allocate, on every allocation and free in the kernel.
  */
@@ -204,11 +206,11 @@ struct {
 #define RL_TAKEN		1ULL	/* arguments are 8-byte aligned */
 #define RL_COUNTED		2ULL
 #define RL_MARK_BITS		(RL_TAKEN | RL_COUNTED)
-#define RL_MARK_STALE_NS	1000000000ULL
+#define RL_MARK_STALE_TICKS	1000ULL	/* a second at HZ=1000, more below */
 
 struct rl_in_flight_slot {
 	u64	mark;	/* the address of the arguments, RL_MARK_BITS; 0: free */
-	u64	time;	/* when it was marked */
+	u64	time;	/* when it was marked, in jiffies */
 };
 
 struct {
@@ -249,7 +251,7 @@ u64 nr_birth_stacks;	/* objects followed with their counter's birth stack */
 u64 nr_marks_left_taken;	/* an event's last program did not run */
 u64 nr_marks_left_untaken;	/* ... and no program took it */
 u64 nr_marks_failed;		/* the last program found no free slot */
-/* ... the marks in the slots it found: younger than 1 ms, 100 ms, 1 s */
+/* ... the marks in the slots it found: of this tick or the last, of 100 ticks, older */
 u64 nr_marks_failed_ages[3];
 u64 nr_marks_taken_over;	/* stale marks taken over by another event */
 /* objects followed now, and at the most: what --map-nr-entries must hold */
@@ -342,7 +344,7 @@ static __always_inline bool rl_mark(u64 key, u64 val)
 {
 	u32 h = rl_in_flight_hash(key), i, idx;
 	struct rl_in_flight_slot *slot;
-	u64 now = bpf_ktime_get_ns(), old;
+	u64 now = bpf_jiffies64(), old;
 
 	for (i = 0; i < RL_IN_FLIGHT_PROBES; i++) {
 		idx = (h + i) & (RL_IN_FLIGHT - 1);
@@ -350,7 +352,7 @@ static __always_inline bool rl_mark(u64 key, u64 val)
 		if (!slot)
 			continue;
 		old = slot->mark;
-		if (old && slot->time + RL_MARK_STALE_NS > now)
+		if (old && slot->time + RL_MARK_STALE_TICKS > now)
 			continue;
 		if (__sync_val_compare_and_swap(&slot->mark, old, val) == old) {
 			slot->time = now;
@@ -367,7 +369,7 @@ static __always_inline void rl_mark_failed(u64 key)
 {
 	u32 h = rl_in_flight_hash(key), i, idx;
 	struct rl_in_flight_slot *slot;
-	u64 now = bpf_ktime_get_ns(), age;
+	u64 now = bpf_jiffies64(), age;
 
 	__sync_fetch_and_add(&nr_marks_failed, 1);
 	for (i = 0; i < RL_IN_FLIGHT_PROBES; i++) {
@@ -376,9 +378,9 @@ static __always_inline void rl_mark_failed(u64 key)
 		if (!slot || !slot->mark)
 			continue;
 		age = now - slot->time;
-		if (age < 1000000)
+		if (age <= 1)
 			__sync_fetch_and_add(&nr_marks_failed_ages[0], 1);
-		else if (age < 100000000)
+		else if (age <= 100)
 			__sync_fetch_and_add(&nr_marks_failed_ages[1], 1);
 		else
 			__sync_fetch_and_add(&nr_marks_failed_ages[2], 1);
@@ -503,7 +505,7 @@ int BPF_PROG(name)								\
 				__sync_fetch_and_add(&nr_marks_left_taken, 1);	\
 			else if (slot->mark & RL_COUNTED)			\
 				__sync_fetch_and_add(&nr_marks_left_untaken, 1);\
-			slot->time = bpf_ktime_get_ns();			\
+			slot->time = bpf_jiffies64();				\
 			slot->mark = mark;					\
 		} else {							\
 			rl_mark(key, mark);					\
