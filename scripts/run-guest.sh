@@ -25,14 +25,22 @@ cat "$BUILD/initramfs.cpio" "$stage/run.cpio" > "$stage/initrd"
 truncate -s "${GUEST_DISK:-2G}" "$stage/disk.img"
 
 console=$outdir/console.log
+# GUEST_ICOUNT=1: the guest's clock counts its instructions (one a
+# nanosecond), so that what a guest measures in its time (iterations in 15
+# s) is a count of instructions: the same from one run to the next, free
+# of the host's load and of what TCG's emulation of each instruction costs.
+# Slower (one host thread for all vCPUs).
+icount=
+[ "${GUEST_ICOUNT:-0}" = 1 ] && icount="-icount shift=0,sleep=off"
 # tsc=reliable: TCG's TSC follows qemu's virtual clock, one for all vCPUs,
 # but a loaded host delays the guest's ticks and the clocksource watchdog
 # then rejects the TSC.  x86 marks sched_clock unstable with it, each CPU's
 # clock stops between ticks and the recordings lose the order of events.
-log "booting the guest ($(basename "$script"), timeout ${timeout_s}s)"
+log "booting the guest ($(basename "$script"), timeout ${timeout_s}s${icount:+, $icount})"
 rc=0
+# shellcheck disable=SC2086 # $icount: options, or none
 timeout --foreground -k 10 "$timeout_s" qemu-system-x86_64 \
-	-accel tcg -cpu max -smp "${GUEST_CPUS:-2}" -m "${GUEST_MEM:-3G}" \
+	-accel tcg $icount -cpu max -smp "${GUEST_CPUS:-2}" -m "${GUEST_MEM:-3G}" \
 	-kernel "${BZIMAGE:-$BUILD/bzImage}" -initrd "$stage/initrd" \
 	-append "console=ttyS0 panic=-1 loglevel=4 slab_nomerge tsc=reliable ${GUEST_CMDLINE:-}" \
 	-drive file="$stage/disk.img",format=raw,if=virtio \
