@@ -44,6 +44,9 @@ run kmem-put-g perf record -a -R -c 1 -m 1024 -g --kernel-callchains $kmem \
 	-e ref_trace:ref_trace_final_put
 run refleak perf refleak record --settle 0
 if [ -r /sys/kernel/btf/vmlinux ]; then
+	# the workload alone again, which -b is compared with: under TCG a
+	# guest's throughput drifts in the course of a boot
+	run none-again none
 	# -v: how full the maps were, printed at the end
 	run bpf perf refleak record -b -v --settle 0
 	if [ -n "$tb" ]; then

@@ -15,7 +15,9 @@ runs=${BENCH_RUNS:-3}
 # (make realistic builds it).
 record_cost() {
 	local kernel=${BENCH_KERNEL:-small} c bins label it secs size lost img=$BUILD/bzImage
+	local icount=${BENCH_ICOUNT:-0} clock="s"
 	c=$out/record-cost-$kernel
+	[ "$icount" = 1 ] && c=$c-icount clock="s of guest time (qemu -icount: a second is 10^9 guest instructions)"
 	[ "$kernel" = small ] || img=$BUILD/bzImage-$kernel
 	[ -f "$img" ] || die "no $img: build it with 'make kernel KERNEL_FLAVOR=$kernel'"
 	bins=$("$TOP/scripts/build-guest-bins.sh")
@@ -28,11 +30,12 @@ record_cost() {
 	# BENCH_REUSE=1 prints the table of the previous run again
 	[ "${BENCH_REUSE:-0}" = 1 ] && [ -f "$c/cost-refleak.out" ] ||
 	# shellcheck disable=SC2086 # one path a word
-	BZIMAGE=$img "$TOP/scripts/run-guest.sh" "$TOP/guest/record-cost.sh" "$c" $bins >&2 ||
+	GUEST_ICOUNT=$icount GUEST_TIMEOUT=$((icount ? 5400 : 900)) BZIMAGE=$img \
+		"$TOP/scripts/run-guest.sh" "$TOP/guest/record-cost.sh" "$c" $bins >&2 ||
 		die "the record-cost guest failed (see $c/console.log)"
-	echo "Recording cost ($kernel guest kernel): guest/workload/balanced.c for ${RECORD_COST_SECONDS:-15} s each, one run"
+	echo "Recording cost ($kernel guest kernel): guest/workload/balanced.c for ${RECORD_COST_SECONDS:-15} $clock each, one run"
 	printf '%-12s %12s %10s %10s %8s\n' recording iterations/s "MB/s" "MB" lost
-	for label in none kmem-nocg kmem-g kmem-put-g refleak refs-pid refs-none bpf bpf-long; do
+	for label in none kmem-nocg kmem-g kmem-put-g refleak refs-pid refs-none none-again bpf bpf-long; do
 		[ -f "$c/cost-$label.out" ] || continue
 		it=$(sed -n 's/^balanced: \([0-9]*\) iterations in \([0-9.]*\) s.*/\1 \2/p' "$c/cost-$label.out")
 		secs=${it#* } it=${it% *}
@@ -42,6 +45,13 @@ record_cost() {
 		awk -v l="$label" -v i="$it" -v s="$secs" -v b="$size" -v lost="${lost:--}" 'BEGIN {
 			printf "%-12s %12.1f %10.2f %10.1f %8s\n", l, i / s, b / s / 1e6, b / 1e6, lost }'
 	done
+	# -b against the workload alone, measured just before it
+	for label in none none-again bpf; do
+		[ -f "$c/cost-$label.out" ] || continue
+		sed -n 's/^balanced: \([0-9]*\) iterations in \([0-9.]*\) s.*/\1 \2/p' "$c/cost-$label.out"
+	done | awk 'NF == 2 { r[++n] = $1 / $2 }
+		n == 3 { printf "record -b keeps %.0f %% of the unrecorded throughput just before it (%.0f %% of the first)\n",
+			 100 * r[3] / r[2], 100 * r[3] / r[1] }'
 	# what -b found, what its programs missed, how full the maps of the
 	# default --map-nr-entries were
 	for label in bpf bpf-long; do
