@@ -15,6 +15,7 @@ runs=${BENCH_RUNS:-3}
 # (make realistic builds it).
 record_cost() {
 	local kernel=${BENCH_KERNEL:-small} c bins label it secs size lost img=$BUILD/bzImage
+	local -A rate=()
 	local icount=${BENCH_ICOUNT:-0} clock="s"
 	c=$out/record-cost-$kernel
 	[ "$icount" = 1 ] && c=$c-icount clock="s of guest time (qemu -icount: a second is 10^9 guest instructions)"
@@ -30,7 +31,7 @@ record_cost() {
 	# BENCH_REUSE=1 prints the table of the previous run again
 	[ "${BENCH_REUSE:-0}" = 1 ] && [ -f "$c/cost-refleak.out" ] ||
 	# shellcheck disable=SC2086 # one path a word
-	GUEST_ICOUNT=$icount GUEST_TIMEOUT=$((icount ? 5400 : 900)) BZIMAGE=$img \
+	GUEST_ICOUNT=$icount GUEST_TIMEOUT=${GUEST_TIMEOUT:-$((icount ? 5400 : 900))} BZIMAGE=$img \
 		"$TOP/scripts/run-guest.sh" "$TOP/guest/record-cost.sh" "$c" $bins >&2 ||
 		die "the record-cost guest failed (see $c/console.log)"
 	echo "Recording cost ($kernel guest kernel): guest/workload/balanced.c for ${RECORD_COST_SECONDS:-15} $clock each, one run"
@@ -39,6 +40,7 @@ record_cost() {
 		[ -f "$c/cost-$label.out" ] || continue
 		it=$(sed -n 's/^balanced: \([0-9]*\) iterations in \([0-9.]*\) s.*/\1 \2/p' "$c/cost-$label.out")
 		secs=${it#* } it=${it% *}
+		rate[$label]=$it/$secs
 		size=$(cat "$c/cost-$label.size" 2>/dev/null || echo 0)
 		lost=$(grep -o 'lost [0-9]* chunks\|[0-9]* samples lost\|LOST [0-9]*' "$c/cost-$label.err" |
 			head -n 1 || true)
@@ -46,12 +48,12 @@ record_cost() {
 			printf "%-12s %12.1f %10.2f %10.1f %8s\n", l, i / s, b / s / 1e6, b / 1e6, lost }'
 	done
 	# -b against the workload alone, measured just before it
-	for label in none none-again bpf; do
-		[ -f "$c/cost-$label.out" ] || continue
-		sed -n 's/^balanced: \([0-9]*\) iterations in \([0-9.]*\) s.*/\1 \2/p' "$c/cost-$label.out"
-	done | awk 'NF == 2 { r[++n] = $1 / $2 }
-		n == 3 { printf "record -b keeps %.0f %% of the unrecorded throughput just before it (%.0f %% of the first)\n",
-			 100 * r[3] / r[2], 100 * r[3] / r[1] }'
+	[ -n "${rate[none-again]:-}" ] && [ -n "${rate[bpf]:-}" ] &&
+		awk -v a="${rate[none]}" -v b="${rate[none-again]}" -v r="${rate[bpf]}" 'BEGIN {
+			split(a, x, "/"); split(b, y, "/"); split(r, z, "/")
+			r = z[1] / z[2]
+			printf "record -b keeps %.0f %% of the unrecorded throughput just before it (%.0f %% of the first)\n",
+				100 * r / (y[1] / y[2]), 100 * r / (x[1] / x[2]) }'
 	# what -b found, what its programs missed, how full the maps of the
 	# default --map-nr-entries were
 	for label in bpf bpf-long; do
