@@ -196,6 +196,7 @@ struct rl_writer {
 	u64			last_time;	/* of the object being written */
 	int			err;
 	union perf_event	*event;
+	u8			*raw;		/* a sample's raw data, padded */
 	struct evsel		*evsel[RL_BPF_NR_EV_KINDS];
 	struct evsel		*bpf_evsel;
 	struct ip_callchain	*callchain;
@@ -341,7 +342,7 @@ static void rl_write_sample(struct rl_writer *w, struct evsel *evsel, u64 time, 
 		.period = 1,
 		.id = evsel->core.id ? evsel->core.id[0] : 0,
 		.stream_id = evsel->core.id ? evsel->core.id[0] : 0,
-		.raw_data = (void *)raw,
+		.raw_data = w->raw,
 		/* the raw data and its u32 size end on a u64 boundary */
 		.raw_size = PERF_ALIGN(raw_size + sizeof(u32), sizeof(u64)) - sizeof(u32),
 	};
@@ -349,6 +350,9 @@ static void rl_write_sample(struct rl_writer *w, struct evsel *evsel, u64 time, 
 
 	if (w->err)
 		return;
+	/* padded with zeroes, not with what follows @raw */
+	memcpy(w->raw, raw, raw_size);
+	memset(w->raw + raw_size, 0, sample.raw_size - raw_size);
 	w->callchain->nr = 0;
 	if (st) {
 		w->callchain->ips[0] = PERF_CONTEXT_KERNEL;
@@ -855,11 +859,12 @@ ssize_t refleak_bpf_write(struct perf_session *session)
 	w.names_fd = bpf_map__fd(skel->maps.cache_names);
 	w.stacks = hashmap__new(rl_id_hash, rl_id_equal, NULL);
 	w.event = zalloc(PERF_SAMPLE_MAX_SIZE);
+	w.raw = zalloc(PERF_SAMPLE_MAX_SIZE);
 	w.callchain = zalloc(sizeof(*w.callchain) + (RL_MAX_STACK + 1) * sizeof(u64));
 	w.bpf_evsel = evlist__find_evsel_by_str(session->evlist, REFLEAK_BPF_EVENT);
 	for (i = 0; i < RL_BPF_NR_EV_KINDS; i++)
 		w.evsel[i] = evlist__find_evsel_by_str(session->evlist, rl_ev_names[i]);
-	if (IS_ERR(w.stacks) || !w.event || !w.callchain || !w.bpf_evsel ||
+	if (IS_ERR(w.stacks) || !w.event || !w.raw || !w.callchain || !w.bpf_evsel ||
 	    !w.evsel[RL_BPF_KMALLOC] || !w.evsel[RL_BPF_SET]) {
 		pr_err("perf refleak: cannot write what the BPF programs kept\n");
 		goto out;
@@ -877,6 +882,7 @@ out:
 		hashmap__free(w.stacks);
 	}
 	free(w.event);
+	free(w.raw);
 	free(w.callchain);
 	refleak_bpf__destroy(skel);
 	skel = NULL;
