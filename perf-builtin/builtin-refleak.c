@@ -641,16 +641,23 @@ static bool rl_is_bpf_event(struct evsel *evsel)
 	return evsel__is_bpf_output(evsel) && evsel__name_is(evsel, REFLEAK_BPF_EVENT);
 }
 
-/* a -b recording's sums of balanced objects, and what the kernel missed */
+/* a -b recording's sums of balanced objects, what the kernel missed, and its end */
 static int rl_on_bpf_record(struct refleak_report *rep, struct perf_sample *sample)
 {
 	const struct refleak_bpf_site_rec *rec = sample->raw_data;
 	const struct refleak_bpf_misses_rec *misses = sample->raw_data;
+	const struct refleak_bpf_end_rec *end = sample->raw_data;
 	struct refleak_site_sum sum;
 	char cache[REFLEAK_BPF_CACHE_NAME];
 	u64 nr = 0;
 	int i;
 
+	if (sample->raw_size >= sizeof(*end) && end->type == REFLEAK_BPF_REC_END) {
+		/* the objects written may all be older than the end, and the exits */
+		if (sample->time > rep->last_time)
+			rep->last_time = sample->time;
+		return 0;
+	}
 	if (sample->raw_size >= sizeof(*misses) && misses->type == REFLEAK_BPF_REC_MISSES) {
 		rep->bpf_misses = *misses;
 		for (i = 0; i < REFLEAK_BPF_NR_MISSES; i++)

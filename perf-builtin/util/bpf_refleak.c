@@ -10,8 +10,8 @@
  * event: its raw data laid out from the event's own format (the recording
  * carries the formats), stamped with the event's time (perf record runs
  * with the monotonic clock, bpf_ktime_get_ns()'s) and its kernel stack.
- * The sums of the balanced objects and what the programs missed go as
- * samples of the REFLEAK_BPF_EVENT bpf-output event.
+ * The sums of the balanced objects, what the programs missed and the end
+ * of the recording go as samples of the REFLEAK_BPF_EVENT bpf-output event.
  */
 #include <fcntl.h>
 #include <stddef.h>
@@ -825,12 +825,21 @@ static void rl_write_misses(struct rl_writer *w, const struct rl_counts *counts,
 	rl_write_sample(w, w->bpf_evsel, rec.first_ns ?: 1, 0, 0, 0, 0, NULL, &rec, sizeof(rec));
 }
 
+/* last in time: when the programs stopped */
+static void rl_write_end(struct rl_writer *w, u64 end)
+{
+	struct refleak_bpf_end_rec rec = { .type = REFLEAK_BPF_REC_END, };
+
+	rl_write_sample(w, w->bpf_evsel, end, 0, 0, 0, 0, NULL, &rec, sizeof(rec));
+}
+
 ssize_t refleak_bpf_write(struct perf_session *session)
 {
 	struct rl_writer w = { .session = session, };
 	struct hashmap_entry *cur;
 	struct rl_counts end;
 	struct timespec now;
+	u64 end_ns;
 	size_t bkt;
 	int i;
 
@@ -852,6 +861,7 @@ ssize_t refleak_bpf_write(struct perf_session *session)
 	/* the maps stay as they are from here */
 	refleak_bpf__detach(skel);
 	clock_gettime(CLOCK_MONOTONIC, &now);
+	end_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
 
 	w.machine = &session->machines.host;
 	w.stacks_fd = bpf_map__fd(skel->maps.stacks);
@@ -874,7 +884,8 @@ ssize_t refleak_bpf_write(struct perf_session *session)
 	rl_write_objects(&w, bpf_map__fd(skel->maps.reports), 2 * sizeof(u64));
 	rl_write_sites(&w);
 	rl_write_procs(&w);
-	rl_write_misses(&w, &end, now.tv_sec * 1000000000ULL + now.tv_nsec);
+	rl_write_misses(&w, &end, end_ns);
+	rl_write_end(&w, end_ns);
 out:
 	if (!IS_ERR_OR_NULL(w.stacks)) {
 		hashmap__for_each_entry(w.stacks, cur, bkt)

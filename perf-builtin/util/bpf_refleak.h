@@ -22,6 +22,7 @@ struct perf_session;
 enum refleak_bpf_rec_type {
 	REFLEAK_BPF_REC_SITE = 1,
 	REFLEAK_BPF_REC_MISSES,
+	REFLEAK_BPF_REC_END,
 };
 
 #define REFLEAK_BPF_CACHE_NAME	32
@@ -57,6 +58,16 @@ struct refleak_bpf_misses_rec {
 	u64	last_ns;
 	u64	nr[REFLEAK_BPF_NR_MISSES];
 	u64	nr_unplaced_sets;
+};
+
+/*
+ * The end of the recording, the time the programs stopped: its sample's.
+ * Balanced objects write nothing, so the last object written may be long
+ * before it, and before the exits the verdicts count from.
+ */
+struct refleak_bpf_end_rec {
+	u32	type;
+	u32	pad;
 };
 
 struct refleak_bpf_opts {
