@@ -8,7 +8,9 @@
 # host kernel has the kmem tracepoints but not ref_trace), derives bad inputs
 # from it (empty, truncated at several points, corrupted with a fixed seed,
 # foreign files, kmem-only, no callchains, pipe mode) and runs
-# 'perf refleak report' on each under 'timeout 60'.  Each case must end with
+# 'perf refleak report' on each under a timeout (HANG_SECONDS, default 180:
+# a report of these small inputs takes seconds, one that spins never ends,
+# and a loaded host is slow).  Each case must end with
 # the exit status documented in perf-refleak(1) (1: unreadable input, 0:
 # report printed, with a warning for an incomplete recording such as
 # kmem-only, 4: the same with --fail-on-leak, 129: usage), print a message
@@ -20,7 +22,7 @@
 # <reason>", with "# " diagnostics.  Exit: 0 all passed, 1 a case failed,
 # 2 cannot run (reason printed).
 #
-# Environment: MAX_ERR_LINES (default 4) bounds the stderr of a fatal error
+# Environment: HANG_SECONDS (above); MAX_ERR_LINES (default 4) bounds the stderr of a fatal error
 # ("one clear message"); ASAN_OPTIONS/UBSAN_OPTIONS are passed through
 # (UBSAN_OPTIONS defaults to print_stacktrace=1).
 
@@ -29,6 +31,7 @@ set -u
 PERF=${1:-}
 indir=${2:-}
 max_err_lines=${MAX_ERR_LINES:-4}
+hang=${HANG_SECONDS:-180}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 # Full malloc stacks, so that lsan.supp can name libsubcmd's known leak.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-fast_unwind_on_malloc=0}
@@ -120,7 +123,7 @@ check() {
 	local name=$1 rc=$2 expected=$3 err=$4 outf=$5 reason="" lines limit
 	total=$((total + 1))
 	if [ "$rc" = 124 ] && [[ " $expected " != *" 124 "* ]]; then
-		reason="hang: killed by timeout after 60s"
+		reason="hang: killed by timeout after ${hang}s"
 	elif [ "$rc" -ge 128 ] && [[ " $expected " != *" $rc "* ]]; then
 		reason="killed by signal $((rc - 128)) ($(kill -l $((rc - 128)) 2>/dev/null))"
 	elif grep -q 'LeakSanitizer' "$err"; then
@@ -162,7 +165,7 @@ check() {
 run_case() {
 	local name=$1 expected=$2
 	shift 2
-	timeout 60 "$PERF" refleak report "$@" < /dev/null > "$out/$name.out" 2> "$out/$name.err"
+	timeout "$hang" "$PERF" refleak report "$@" < /dev/null > "$out/$name.out" 2> "$out/$name.err"
 	check "$name" $? "$expected" "$out/$name.err" "$out/$name.out"
 }
 
@@ -170,7 +173,7 @@ run_case() {
 run_stdin() {
 	local name=$1 expected=$2 f=$3
 	shift 3
-	timeout 60 "$PERF" refleak report -i - "$@" < "$f" > "$out/$name.out" 2> "$out/$name.err"
+	timeout "$hang" "$PERF" refleak report -i - "$@" < "$f" > "$out/$name.out" 2> "$out/$name.err"
 	check "$name" $? "$expected" "$out/$name.err" "$out/$name.out"
 }
 
@@ -178,7 +181,7 @@ run_stdin() {
 
 valid=$work/valid.data
 echo "# recording $valid with $PERF refleak record --kmem-only"
-if ! timeout 60 "${rec_env[@]}" "$PERF" refleak record --kmem-only -o "$valid" -- sleep 0.2 \
+if ! timeout "$hang" "${rec_env[@]}" "$PERF" refleak record --kmem-only -o "$valid" --settle 0 -- sleep 0.2 \
 	> "$out/record.out" 2> "$out/record.err"; then
 	sed 's/^/# /' "$out/record.err" | head -n 10
 	cannot_run "perf refleak record --kmem-only failed on this host"
@@ -324,7 +327,7 @@ fi
 run_record() {
 	local name=$1 expected=$2
 	shift 2
-	timeout 60 "${rec_env[@]}" "$PERF" refleak record "$@" -o "$work/$name.data" -- true \
+	timeout "$hang" "${rec_env[@]}" "$PERF" refleak record "$@" -o "$work/$name.data" -- true \
 		< /dev/null > "$out/$name.out" 2> "$out/$name.err"
 	check "$name" $? "$expected" "$out/$name.err" "$out/$name.out"
 }
@@ -369,7 +372,7 @@ print(n)
 EOF
 	)
 	for f in pipe pipe-dup; do
-		(cd "$work" && timeout 60 "$PERF" refleak report --kallsyms kallsyms -i - --min-age 0 --json \
+		(cd "$work" && timeout "$hang" "$PERF" refleak report --kallsyms kallsyms -i - --min-age 0 --json \
 			< "$f.data" > "$out/$f.json" 2> "$out/$f.err")
 		echo $? > "$out/$f.rc"
 	done
@@ -398,7 +401,7 @@ fi
 
 # No callchains: a plain perf record of the kmem events.
 nocg=$work/no-callchain.data
-if timeout 60 "${rec_env[@]}" "$PERF" record -a -e "$kmem_events" -o "$nocg" -- sleep 0.2 \
+if timeout "$hang" "${rec_env[@]}" "$PERF" record -a -e "$kmem_events" -o "$nocg" -- sleep 0.2 \
 	> /dev/null 2> "$out/record-nocg.err"; then
 	run_case no-callchain 0 -i "$nocg"
 	run_case no-callchain-g 0 -i "$nocg" -g
@@ -409,7 +412,7 @@ else
 fi
 
 # No callchains, recorded by perf refleak itself.
-if timeout 60 "${rec_env[@]}" "$PERF" refleak record --kmem-only --no-call-graph -o "$work/refleak-no-callchain.data" \
+if timeout "$hang" "${rec_env[@]}" "$PERF" refleak record --kmem-only --no-call-graph --settle 0 -o "$work/refleak-no-callchain.data" \
 	-- sleep 0.2 > /dev/null 2> "$out/record-nocg2.err"; then
 	run_case refleak-no-callchain 0 -i "$work/refleak-no-callchain.data"
 	run_case refleak-no-callchain-g 0 -i "$work/refleak-no-callchain.data" -g --json
@@ -421,7 +424,7 @@ fi
 
 # A valid perf.data without any refleak event.
 other=$work/no-kmem-events.data
-if timeout 60 "${rec_env[@]}" "$PERF" record -e task-clock -o "$other" -- sleep 0.2 \
+if timeout "$hang" "${rec_env[@]}" "$PERF" record -e task-clock -o "$other" -- sleep 0.2 \
 	> /dev/null 2> "$out/record-other.err"; then
 	run_case no-kmem-events 1 -i "$other"
 else
@@ -432,8 +435,8 @@ fi
 
 echo "# pipe mode"
 pipe=$work/pipe.data
-timeout 60 "${rec_env[@]}" "$PERF" refleak record --kmem-only -o - -- sleep 0.2 2> "$out/record-pipe.err" \
-	| timeout 60 "$PERF" refleak report -i - > "$out/pipe-live.out" 2> "$out/pipe-live.err"
+timeout "$hang" "${rec_env[@]}" "$PERF" refleak record --kmem-only -o - --settle 0 -- sleep 0.2 2> "$out/record-pipe.err" \
+	| timeout "$hang" "$PERF" refleak report -i - > "$out/pipe-live.out" 2> "$out/pipe-live.err"
 rc=("${PIPESTATUS[@]}")
 if [ "${rc[0]}" != 0 ]; then
 	total=$((total + 1))
@@ -442,7 +445,7 @@ if [ "${rc[0]}" != 0 ]; then
 else
 	check pipe-live "${rc[1]}" 0 "$out/pipe-live.err" "$out/pipe-live.out"
 fi
-if timeout 60 "${rec_env[@]}" "$PERF" refleak record --kmem-only -o - -- sleep 0.2 > "$pipe" 2> /dev/null &&
+if timeout "$hang" "${rec_env[@]}" "$PERF" refleak record --kmem-only -o - --settle 0 -- sleep 0.2 > "$pipe" 2> /dev/null &&
 	[ -s "$pipe" ]; then
 	psize=$(wc -c < "$pipe")
 	run_stdin pipe-file 0 "$pipe"
