@@ -2783,7 +2783,7 @@ static int rl_record_bpf_usage(bool kmem_only, const char *refs, int argc, const
 /* -b: a perf built with the BPF programs, a kernel with BTF.  0 or the exit status. */
 static int rl_record_bpf(const struct refleak_bpf_opts *opts)
 {
-	if (refleak_bpf_enable(opts)) {
+	if (!refleak_bpf_built()) {
 		pr_err("perf refleak record: -b needs a perf built with BPF skeletons (clang and BUILD_BPF_SKEL=1); record without -b\n");
 		return RL_EXIT_FATAL;
 	}
@@ -2791,7 +2791,7 @@ static int rl_record_bpf(const struct refleak_bpf_opts *opts)
 		pr_err("perf refleak record: -b needs the kernel's BTF (/sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF=y); record without -b\n");
 		return RL_EXIT_FATAL;
 	}
-	return 0;
+	return refleak_bpf_enable(opts) ? RL_EXIT_FATAL : 0;
 }
 
 static int rl_record(int argc, const char **argv)
@@ -2836,11 +2836,12 @@ static int rl_record(int argc, const char **argv)
 		return RL_EXIT_USAGE;
 	}
 
+	/* what this perf cannot do first, then what the kernel lacks */
 	ret = bpf ? rl_record_bpf_usage(kmem_only, refs, argc - 1, argv + 1) : 0;
-	if (!ret)
-		ret = rl_record_check(kmem_only, refs, &refs_filter);
 	if (!ret && bpf)
 		ret = rl_record_bpf(&bpf_opts);
+	if (!ret)
+		ret = rl_record_check(kmem_only, refs, &refs_filter);
 	if (ret) {
 		free(refs_filter);
 		return ret;
@@ -3069,6 +3070,10 @@ static int rl_top(int argc, const char **argv)
 		pr_err("perf refleak top: --delay must be at least 1 second\n");
 		return RL_EXIT_USAGE;
 	}
+	if (!refleak_bpf_built()) {
+		pr_err("perf refleak top: needs a perf built with BPF skeletons (clang and BUILD_BPF_SKEL=1)\n");
+		return RL_EXIT_FATAL;
+	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		pr_err("perf refleak top: needs the kernel's BTF (/sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF=y)\n");
 		return RL_EXIT_FATAL;
@@ -3103,8 +3108,6 @@ static int rl_top(int argc, const char **argv)
 	signal(SIGINT, rl_top_signal);
 	signal(SIGTERM, rl_top_signal);
 	ret = refleak_bpf_top_start(&bpf_opts);
-	if (ret == -EOPNOTSUPP)
-		pr_err("perf refleak top: needs a perf built with BPF skeletons (clang and BUILD_BPF_SKEL=1)\n");
 	if (ret) {
 		if (evlist)
 			evlist__cancel_workload(evlist);

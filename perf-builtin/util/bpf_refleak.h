@@ -3,6 +3,7 @@
 #define __PERF_BPF_REFLEAK_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <sys/types.h>
 #include <linux/types.h>
 
@@ -84,6 +85,11 @@ struct refleak_bpf_site_now {
 };
 
 #ifdef HAVE_BPF_SKEL
+static inline bool refleak_bpf_built(void)
+{
+	return true;
+}
+
 int refleak_bpf_enable(const struct refleak_bpf_opts *opts);
 int refleak_bpf_prepare(struct evlist *evlist);
 ssize_t refleak_bpf_write(struct perf_session *session);
@@ -91,6 +97,12 @@ int refleak_bpf_top_start(const struct refleak_bpf_opts *opts);
 ssize_t refleak_bpf_top_read(struct refleak_bpf_site_now **sites, u64 *missed);
 void refleak_bpf_top_stop(void);
 #else
+/* a perf without BPF skeletons: neither record -b nor top */
+static inline bool refleak_bpf_built(void)
+{
+	return false;
+}
+
 static inline int refleak_bpf_enable(const struct refleak_bpf_opts *opts __maybe_unused)
 {
 	return -EOPNOTSUPP;

@@ -117,10 +117,11 @@ cut_file() {
 total=0
 failed=0
 
-# check NAME RC EXPECTED ERRFILE OUTFILE
-# EXPECTED is a list of accepted statuses ("1" or "1 0").
+# check NAME RC EXPECTED ERRFILE OUTFILE [SAYS]
+# EXPECTED is a list of accepted statuses ("1" or "1 0"); SAYS, text the
+# message must hold.
 check() {
-	local name=$1 rc=$2 expected=$3 err=$4 outf=$5 reason="" lines limit
+	local name=$1 rc=$2 expected=$3 err=$4 outf=$5 says=${6:-} reason="" lines limit
 	total=$((total + 1))
 	if [ "$rc" = 124 ] && [[ " $expected " != *" 124 "* ]]; then
 		reason="hang: killed by timeout after ${hang}s"
@@ -134,6 +135,8 @@ check() {
 		reason="exit status $rc, expected ${expected// / or }"
 	elif [ ! -s "$err" ]; then
 		reason="no message on stderr"
+	elif [ -n "$says" ] && ! grep -qF "$says" "$err"; then
+		reason="the message does not say '$says'"
 	elif [ "$rc" = 1 ]; then
 		lines=$(grep -c . "$err")
 		limit=$max_err_lines
@@ -339,6 +342,20 @@ if [ -e /sys/kernel/tracing/events/ref_trace/ref_trace_ref ] ||
 	echo "# this host has ref_trace_ref: the missing-event case is not run"
 else
 	run_record refs-no-event 1 --refs pid
+fi
+
+# A perf without BPF skeletons (the sanitizer build): record -b and top
+# say so first, whatever the kernel has or lacks (1).
+if "$PERF" version --build-options 2> /dev/null | grep -q 'bpf_skeletons: \[ OFF'; then
+	timeout "$hang" "${rec_env[@]}" "$PERF" refleak record -b -o "$work/b.data" -- true \
+		< /dev/null > "$out/record-b-no-skel.out" 2> "$out/record-b-no-skel.err"
+	check record-b-no-skel $? 1 "$out/record-b-no-skel.err" "$out/record-b-no-skel.out" \
+		"BPF skeletons"
+	timeout "$hang" "${rec_env[@]}" "$PERF" refleak top -- true \
+		< /dev/null > "$out/top-no-skel.out" 2> "$out/top-no-skel.err"
+	check top-no-skel $? 1 "$out/top-no-skel.err" "$out/top-no-skel.out" "BPF skeletons"
+else
+	echo "# $PERF has BPF skeletons: the cases without them are not run"
 fi
 
 # Copies of samples: the golden pipe recording with every sample written
