@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <sys/types.h>
+#include <linux/compiler.h>
 #include <linux/types.h>
 
 struct evlist;
