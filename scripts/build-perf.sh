@@ -10,8 +10,9 @@ if [ "${1:-}" = --asan ]; then
 	obj=$PERF_ASAN_OBJ prefix=$PERF_ASAN_PREFIX link=$BUILD/perf-asan
 	# WERROR=0: gcc 12 warns maybe-uninitialized in perf's own util/ under the
 	# sanitizers; the regular build stays -Werror.
-	# No BPF skeletons: the sanitized perf only reads files.
-	extra=(NO_BPF_SKEL=1 WERROR=0 EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+	# No BPF skeletons (the last BUILD_BPF_SKEL given wins): the sanitized
+	# perf reads files, and is the perf that says it cannot record -b.
+	extra=(BUILD_BPF_SKEL=0 WERROR=0 EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 		LDFLAGS="-fsanitize=address,undefined")
 fi
 
