@@ -8,11 +8,13 @@
 dir=$TOP/tests/golden
 out=$BUILD/golden-record
 "$TOP/scripts/run-guest.sh" "$dir/record-guest.sh" "$out"
-for f in scenarios pipe nocallchain kmem-only; do
+for f in scenarios pipe nocallchain kmem-only bpf; do
 	[ -s "$out/$f.data" ] || die "the guest recorded no $f.data (see $out/guest.log)"
 	gzip -9n < "$out/$f.data" > "$dir/$f.data.gz"
 	cp "$out/$f.objects" "$dir/$f.objects"
 done
 gzip -9n < "$out/kallsyms" > "$dir/kallsyms.gz"
+# one boot for all: no fixture keeps a kallsyms of its own
+rm -f "$dir"/*.kallsyms.gz
 log "fixtures: $(du -ch "$dir"/*.gz | tail -n 1 | cut -f1) (kernel $(cat "$out/uname"))"
 bash "$TOP/tests/host/golden.sh" --update "$BUILD/perf"

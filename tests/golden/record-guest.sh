@@ -50,6 +50,10 @@ record nocallchain 2 --no-call-graph -o /out/nocallchain.data -- \
 	leak_ref 2 cache free_no_put 1 cache put_no_free 1 kmalloc balanced 2 cache
 # Kmem events only, no final puts: the report must say it cannot judge.
 record kmem-only 1 --kmem-only -o /out/kmem-only.data -- leak_ref 2 cache balanced 2 cache
+# record -b: the objects followed in the kernel, written when it ends.
+record bpf 2 -b -o /out/bpf.data -- \
+	balanced 3 cache balanced 2 kmalloc leak_ref 3 cache leak_all 3 cache put_no_free 3 cache \
+	put_after_free 2 cache double_put 2 kmalloc
 
 cat /proc/kallsyms > /out/kallsyms
 uname -r > /out/uname

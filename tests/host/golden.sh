@@ -6,7 +6,8 @@
 #
 # Runs 'perf refleak report' on the fixtures of tests/golden/ (perf.data
 # files recorded in the guest by scripts/record-golden.sh, symbolized with
-# the guest's kallsyms through --kallsyms), once per line of
+# the guest's kallsyms through --kallsyms: <name>.kallsyms for <name>.data
+# recorded in a boot of its own, else kallsyms), once per line of
 # tests/golden/cases, and compares exit status, stdout and stderr with
 # tests/golden/expected/; each text report is also cross-checked against
 # the JSON report of the same options (text-json-crosscheck.py).  --update writes the expected files from this
@@ -69,8 +70,11 @@ while read -r name input status opts; do
 	[ -f "$work/$file" ] || { echo "not ok $name - no fixture $file.gz"; failed=1; continue; }
 	# relative paths: messages that name the input are the same on every run
 	[ "$stdin" = /dev/null ] && opts="-i $file $opts"
+	ks=${file%.data}.kallsyms
+	[ -f "$work/$ks" ] || ks=kallsyms
+	opts="--kallsyms $ks $opts"
 	# shellcheck disable=SC2086 # options are split on purpose
-	(cd "$work" && timeout 60 "$PERF" refleak report --kallsyms kallsyms $opts) \
+	(cd "$work" && timeout 60 "$PERF" refleak report $opts) \
 		< "$stdin" > "$work/$name.out" 2> "$work/$name.err"
 	rc=$?
 	if [ "$update" = 1 ]; then
@@ -93,7 +97,7 @@ while read -r name input status opts; do
 	case " $opts " in *" --json "*|*" --folded "*) ;; *)
 		if [ "$rc" = 0 ] || [ "$rc" = 3 ]; then
 			# shellcheck disable=SC2086
-			(cd "$work" && timeout 60 "$PERF" refleak report --kallsyms kallsyms $opts --json) \
+			(cd "$work" && timeout 60 "$PERF" refleak report $opts --json) \
 				< "$stdin" > "$work/$name.json" 2> /dev/null
 			python3 "$(dirname "$0")/text-json-crosscheck.py" "$work/$name.out" "$work/$name.json" \
 				> "$work/$name.cross" 2>&1 ||
