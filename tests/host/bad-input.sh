@@ -22,9 +22,9 @@
 # <reason>", with "# " diagnostics.  Exit: 0 all passed, 1 a case failed,
 # 2 cannot run (reason printed).
 #
-# Environment: HANG_SECONDS (above); MAX_ERR_LINES (default 4) bounds the stderr of a fatal error
-# ("one clear message"); ASAN_OPTIONS/UBSAN_OPTIONS are passed through
-# (UBSAN_OPTIONS defaults to print_stacktrace=1).
+# Environment: HANG_SECONDS (above); MAX_ERR_LINES (default 4) bounds the
+# stderr of a fatal error ("one clear message"); ASAN_OPTIONS/UBSAN_OPTIONS
+# are passed through (UBSAN_OPTIONS defaults to print_stacktrace=1).
 
 set -u
 
