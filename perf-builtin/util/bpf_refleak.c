@@ -74,15 +74,15 @@ static void rl_settle(void)
  */
 static void rl_read_counts(struct rl_counts *n, bool unseen)
 {
-	struct bpf_program *seen_progs[RL_BPF_NR_EV_KINDS] = {
-		[RL_BPF_KMALLOC]	= skel->progs.rl_kmalloc_seen,
-		[RL_BPF_CACHE_ALLOC]	= skel->progs.rl_kmem_cache_alloc_seen,
-		[RL_BPF_KFREE]		= skel->progs.rl_kfree_seen,
-		[RL_BPF_CACHE_FREE]	= skel->progs.rl_kmem_cache_free_seen,
-		[RL_BPF_KFREE_RCU]	= skel->progs.rl_kfree_rcu_seen,
-		[RL_BPF_SET]		= skel->progs.rl_ref_trace_set_seen,
-		[RL_BPF_FINAL_PUT]	= skel->progs.rl_ref_trace_final_put_seen,
-		[RL_BPF_ANOMALY]	= skel->progs.rl_ref_trace_anomaly_seen,
+	struct bpf_program *first_progs[RL_BPF_NR_EV_KINDS] = {
+		[RL_BPF_KMALLOC]	= skel->progs.rl_kmalloc_0,
+		[RL_BPF_CACHE_ALLOC]	= skel->progs.rl_kmem_cache_alloc_0,
+		[RL_BPF_KFREE]		= skel->progs.rl_kfree_0,
+		[RL_BPF_CACHE_FREE]	= skel->progs.rl_kmem_cache_free_0,
+		[RL_BPF_KFREE_RCU]	= skel->progs.rl_kfree_rcu_0,
+		[RL_BPF_SET]		= skel->progs.rl_ref_trace_set_0,
+		[RL_BPF_FINAL_PUT]	= skel->progs.rl_ref_trace_final_put_0,
+		[RL_BPF_ANOMALY]	= skel->progs.rl_ref_trace_anomaly_0,
 	};
 	int nr_cpus = libbpf_num_possible_cpus(), cpu, i;
 	struct rl_cpu *cpus;
@@ -103,7 +103,7 @@ static void rl_read_counts(struct rl_counts *n, bool unseen)
 	for (i = 0; unseen && i < RL_BPF_NR_EV_KINDS; i++) {
 		struct bpf_prog_info info = {};
 		u32 len = sizeof(info);
-		int fd = seen_progs[i] ? bpf_program__fd(seen_progs[i]) : -1;
+		int fd = first_progs[i] ? bpf_program__fd(first_progs[i]) : -1;
 
 		n->unseen[i] = 0;
 		if (fd >= 0 && !bpf_prog_get_info_by_fd(fd, &info, &len))
@@ -137,7 +137,7 @@ static int rl_load(void)
 	bpf_map__set_max_entries(skel->maps.alloc_stacks, n / 4 ?: 1);
 	bpf_map__set_max_entries(skel->maps.procs, n / 4 ?: 1);
 	if (!is_valid_tracepoint("kmem:kfree_rcu")) {
-		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_seen, false);
+		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_0, false);
 		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_0, false);
 		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_1, false);
 		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_2, false);

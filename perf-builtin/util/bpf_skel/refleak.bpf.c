@@ -189,10 +189,11 @@ struct {
  * program of an event empties it: what is left is in flight, or was not
  * emptied (its last program nested in itself, or the task was preempted
  * in it and others ran the event meanwhile: several a second on a busy
- * machine).  Such a mark is reset by the first program of the next event
- * with those arguments, or, once older than RL_MARK_STALE_TICKS, taken
- * over by another event: one whose arguments never come again would
- * otherwise hold its slot for the rest of the recording.
+ * machine).  Such a mark is the next event's with those arguments, if the
+ * first program of that one finds it before a free slot; else, once older
+ * than RL_MARK_STALE_TICKS, it is taken over by another event: one whose
+ * arguments never come again would otherwise hold its slot for the rest
+ * of the recording.
  * An event in flight that long (its task preempted in it for a second or
  * more) loses its mark: taken again, it is counted as missed.
  * Marks are timed in jiffies: a load, where reading the clock is a helper
@@ -282,10 +283,12 @@ static __always_inline void rl_miss(enum rl_bpf_miss what)
  * The kernel runs no program inside itself (bpf_prog->active): an event in
  * a softirq or an interrupt that comes while a program runs on its CPU, or
  * in a task that preempted it, is not given to it, which would lose a free
- * (BCC memleak's phantom leaks).  So each event has four programs, run in
- * this order: rl_<tp>_seen marks the event in flight; rl_<tp>_0 takes it;
+ * (BCC memleak's phantom leaks).  So each event has three programs, run
+ * in this order: rl_<tp>_0 marks the event in flight and takes it;
  * rl_<tp>_1 and rl_<tp>_2 take it only if no program did: when the ones
- * before them were running, interrupted or preempted.  A handler runs with
+ * before them were running, interrupted or preempted.  The events the
+ * first did not run for are the kernel's count of its recursion misses:
+ * with those it counted seen, every event.  A handler runs with
  * preemption off: the per-CPU scratch maps, one per nesting level, and the
  * recent allocations are its own until it returns.  Deeper than
  * RL_BPF_LEVELS, an event is not taken; what no program took is the events
@@ -337,10 +340,13 @@ static __always_inline struct rl_in_flight_slot *rl_in_flight(u64 key)
 }
 
 /*
- * A free or stale slot for the event with arguments at @key, its mark
- * set to @val; false: none.
+ * The slot for the event with arguments at @key, its mark set to @val: a
+ * mark left there by an event before with those arguments, or a free or
+ * stale slot, whichever comes first in the probe order (the programs after
+ * this one find the first); NULL: none.  One pass: most events find their
+ * first slot free.
  */
-static __always_inline bool rl_mark(u64 key, u64 val)
+static __always_inline struct rl_in_flight_slot *rl_mark(u64 key, u64 val)
 {
 	u32 h = rl_in_flight_hash(key), i, idx;
 	struct rl_in_flight_slot *slot;
@@ -352,16 +358,26 @@ static __always_inline bool rl_mark(u64 key, u64 val)
 		if (!slot)
 			continue;
 		old = slot->mark;
+		if (old && (old & ~RL_MARK_BITS) == key) {
+			/* no other event has these arguments: no race for it */
+			if (old & RL_TAKEN)
+				__sync_fetch_and_add(&nr_marks_left_taken, 1);
+			else if (old & RL_COUNTED)
+				__sync_fetch_and_add(&nr_marks_left_untaken, 1);
+			slot->time = now;
+			slot->mark = val;
+			return slot;
+		}
 		if (old && slot->time + RL_MARK_STALE_TICKS > now)
 			continue;
 		if (__sync_val_compare_and_swap(&slot->mark, old, val) == old) {
 			slot->time = now;
 			if (old)
 				__sync_fetch_and_add(&nr_marks_taken_over, 1);
-			return true;
+			return slot;
 		}
 	}
-	return false;
+	return NULL;
 }
 
 /* for -v: an event found no free slot; how old were the marks in them? */
@@ -412,7 +428,7 @@ static __always_inline int rl_take(u64 key, struct rl_in_flight_slot *slot, u32 
 		slot->mark = key | RL_COUNTED | RL_TAKEN;
 	} else if (!enabled) {
 		return -1;
-	} else if (!rl_mark(key, key | RL_COUNTED | RL_TAKEN)) {
+	} else if (k == 0 || !rl_mark(key, key | RL_COUNTED | RL_TAKEN)) {
 		/*
 		 * Not marked by the first program (nested in itself, or no
 		 * free slot): taken only if marked taken now, for the
@@ -449,22 +465,53 @@ static __always_inline void rl_done(void)
 }
 
 /*
- * Program @k of @event: @call runs with @level, if it takes the event.  A
- * program after the first finds the event taken by the one before nearly
- * always: it returns at once, and the last one lands it.
+ * The first program of an event: marks it in flight, and counted seen if
+ * enabled; marked all the same when not, so that an event begun before
+ * the programs were enabled is not taken after (nor one begun after they
+ * were disabled).  The slot of its mark; NULL: not enabled, or no slot
+ * (a program after it marks it, or it is not taken).
+ */
+static __always_inline struct rl_in_flight_slot *rl_seen(u64 key, u32 ev)
+{
+	u32 zero = 0;
+	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);
+	struct rl_in_flight_slot *slot;
+	int on = enabled;
+
+	if (!c || ev >= RL_BPF_NR_EV_KINDS)
+		return NULL;
+	slot = rl_mark(key, on ? key | RL_COUNTED : key);
+	if (!on)
+		return NULL;
+	__sync_fetch_and_add(&c->seen[ev], 1);
+	return slot;
+}
+
+/*
+ * Program @k of @event: @call runs with @level, if it takes the event.  The
+ * first marks it and takes it, unless nested in itself.  A program after
+ * the first finds the event taken by it nearly always: it returns at once,
+ * and the last one lands it.
  */
 #define RL_PROG(tp, name, event, k, call, args...)				\
 SEC("tp_btf/" #tp)								\
 int BPF_PROG(name, args)							\
 {										\
 	u64 key = rl_number(ctx);						\
-	struct rl_in_flight_slot *slot = rl_in_flight(key);			\
+	struct rl_in_flight_slot *slot;						\
 	int level, nth = (k);							\
 										\
-	if (nth && slot && (slot->mark & RL_TAKEN)) {				\
-		if (nth == RL_BPF_LEVELS - 1)					\
-			slot->mark = 0;						\
-		return 0;							\
+	if (nth) {								\
+		slot = rl_in_flight(key);					\
+		if (slot && (slot->mark & RL_TAKEN)) {				\
+			if (nth == RL_BPF_LEVELS - 1)				\
+				slot->mark = 0;					\
+			return 0;						\
+		}								\
+	} else {								\
+		slot = rl_seen(key, event);					\
+		if (!slot)							\
+			return 0;						\
 	}									\
 	bpf_preempt_disable();							\
 	level = rl_take(key, slot, event, nth);					\
@@ -478,47 +525,8 @@ int BPF_PROG(name, args)							\
 	return 0;								\
 }
 
-/*
- * The first program of an event: marks it in flight, not taken, and
- * counted seen if enabled; marked all the same when not, so that an
- * event begun before the programs were enabled is not taken after (nor
- * one begun after they were disabled).  A mark left by an event before
- * with these arguments whose last program did not run is this event's
- * now.
- */
-#define RL_SEEN(tp, name, event)						\
-SEC("tp_btf/" #tp)								\
-int BPF_PROG(name)								\
-{										\
-	u32 zero = 0, ev = (event);						\
-	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);		\
-										\
-	if (c && ev < RL_BPF_NR_EV_KINDS) {					\
-		u64 key = rl_number(ctx);					\
-		struct rl_in_flight_slot *slot = rl_in_flight(key);		\
-		int on = enabled;						\
-		u64 mark = on ? key | RL_COUNTED : key;				\
-										\
-		/* no slot: a program after it marks it, or it is not taken */	\
-		if (slot) {							\
-			if (slot->mark & RL_TAKEN)				\
-				__sync_fetch_and_add(&nr_marks_left_taken, 1);	\
-			else if (slot->mark & RL_COUNTED)			\
-				__sync_fetch_and_add(&nr_marks_left_untaken, 1);\
-			slot->time = bpf_jiffies64();				\
-			slot->mark = mark;					\
-		} else {							\
-			rl_mark(key, mark);					\
-		}								\
-		if (on)								\
-			__sync_fetch_and_add(&c->seen[ev], 1);			\
-	}									\
-	return 0;								\
-}
-
 /* the programs of an event, in the order they are attached and run */
 #define RL_PROGS(tp, event, call, args...)					\
-	RL_SEEN(tp, rl_##tp##_seen, event)					\
 	RL_PROG(tp, rl_##tp##_0, event, 0, call, args)				\
 	RL_PROG(tp, rl_##tp##_1, event, 1, call, args)				\
 	RL_PROG(tp, rl_##tp##_2, event, 2, call, args)
