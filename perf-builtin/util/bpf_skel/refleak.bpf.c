@@ -190,10 +190,11 @@ struct {
  * emptied (its last program nested in itself, or the task was preempted
  * in it and others ran the event meanwhile: several a second on a busy
  * machine).  Such a mark is the next event's with those arguments, if the
- * first program of that one finds it before a free slot; else, once older
- * than RL_MARK_STALE_TICKS, it is taken over by another event: one whose
- * arguments never come again would otherwise hold its slot for the rest
- * of the recording.
+ * first program of that one finds it before a free slot (if the first did
+ * not run, the mark's tag tells the programs after it that it is not their
+ * event's); else, once older than RL_MARK_STALE_TICKS, it is taken over by
+ * another event: one whose arguments never come again would otherwise hold
+ * its slot for the rest of the recording.
  * An event in flight that long (its task preempted in it for a second or
  * more) loses its mark: taken again, it is counted as missed.
  * Marks are timed in jiffies: a load, where reading the clock is a helper
@@ -211,6 +212,7 @@ struct {
 
 struct rl_in_flight_slot {
 	u64	mark;	/* the address of the arguments, RL_MARK_BITS; 0: free */
+	u64	tag;	/* the event's kind and its second argument: rl_tag() */
 	u64	time;	/* when it was marked, in jiffies */
 };
 
@@ -312,6 +314,19 @@ static __always_inline u64 rl_number(const void *ctx)
 }
 
 /*
+ * What tells an event from one before it with its arguments at the same
+ * address (the same depth of the same stack): its kind and its second
+ * argument, the object or the counter.  A program after the first finding
+ * a mark with its arguments but another tag knows that the first did not
+ * run for its event (nested in itself) and that the mark was left by an
+ * event before: it takes the event, where trusting the mark would lose it.
+ */
+static __always_inline u64 rl_tag(const unsigned long long *ctx, u32 ev)
+{
+	return ctx[1] ^ ((u64)ev << 56);
+}
+
+/*
  * The first slot to probe for the event with arguments at @key.  The
  * events in flight at once are mostly on a few stacks (a CPU's interrupt
  * stack, the tasks preempted in a program), a few words apart: as an
@@ -346,7 +361,7 @@ static __always_inline struct rl_in_flight_slot *rl_in_flight(u64 key)
  * this one find the first); NULL: none.  One pass: most events find their
  * first slot free.
  */
-static __always_inline struct rl_in_flight_slot *rl_mark(u64 key, u64 val)
+static __always_inline struct rl_in_flight_slot *rl_mark(u64 key, u64 val, u64 tag)
 {
 	u32 h = rl_in_flight_hash(key), i, idx;
 	struct rl_in_flight_slot *slot;
@@ -365,6 +380,7 @@ static __always_inline struct rl_in_flight_slot *rl_mark(u64 key, u64 val)
 			else if (old & RL_COUNTED)
 				__sync_fetch_and_add(&nr_marks_left_untaken, 1);
 			slot->time = now;
+			slot->tag = tag;
 			slot->mark = val;
 			return slot;
 		}
@@ -372,6 +388,7 @@ static __always_inline struct rl_in_flight_slot *rl_mark(u64 key, u64 val)
 			continue;
 		if (__sync_val_compare_and_swap(&slot->mark, old, val) == old) {
 			slot->time = now;
+			slot->tag = tag;
 			if (old)
 				__sync_fetch_and_add(&nr_marks_taken_over, 1);
 			return slot;
@@ -410,7 +427,8 @@ static __always_inline void rl_mark_failed(u64 key)
  * taken (the programs after this one would take it again: an event taken
  * twice is a put counted twice, a double put that never was).
  */
-static __always_inline int rl_take(u64 key, struct rl_in_flight_slot *slot, u32 ev, u32 k)
+static __always_inline int rl_take(u64 key, u64 tag, struct rl_in_flight_slot *slot, u32 ev,
+				   u32 k)
 {
 	u32 zero = 0;
 	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);
@@ -428,7 +446,7 @@ static __always_inline int rl_take(u64 key, struct rl_in_flight_slot *slot, u32 
 		slot->mark = key | RL_COUNTED | RL_TAKEN;
 	} else if (!enabled) {
 		return -1;
-	} else if (k == 0 || !rl_mark(key, key | RL_COUNTED | RL_TAKEN)) {
+	} else if (k == 0 || !rl_mark(key, key | RL_COUNTED | RL_TAKEN, tag)) {
 		/*
 		 * Not marked by the first program (nested in itself, or no
 		 * free slot): taken only if marked taken now, for the
@@ -471,7 +489,7 @@ static __always_inline void rl_done(void)
  * were disabled).  The slot of its mark; NULL: not enabled, or no slot
  * (a program after it marks it, or it is not taken).
  */
-static __always_inline struct rl_in_flight_slot *rl_seen(u64 key, u32 ev)
+static __always_inline struct rl_in_flight_slot *rl_seen(u64 key, u64 tag, u32 ev)
 {
 	u32 zero = 0;
 	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);
@@ -480,7 +498,7 @@ static __always_inline struct rl_in_flight_slot *rl_seen(u64 key, u32 ev)
 
 	if (!c || ev >= RL_BPF_NR_EV_KINDS)
 		return NULL;
-	slot = rl_mark(key, on ? key | RL_COUNTED : key);
+	slot = rl_mark(key, on ? key | RL_COUNTED : key, tag);
 	if (!on)
 		return NULL;
 	__sync_fetch_and_add(&c->seen[ev], 1);
@@ -497,24 +515,26 @@ static __always_inline struct rl_in_flight_slot *rl_seen(u64 key, u32 ev)
 SEC("tp_btf/" #tp)								\
 int BPF_PROG(name, args)							\
 {										\
-	u64 key = rl_number(ctx);						\
+	u64 key = rl_number(ctx), tag = rl_tag(ctx, event);			\
 	struct rl_in_flight_slot *slot;						\
 	int level, nth = (k);							\
 										\
 	if (nth) {								\
 		slot = rl_in_flight(key);					\
+		if (slot && slot->tag != tag)					\
+			slot = NULL;						\
 		if (slot && (slot->mark & RL_TAKEN)) {				\
 			if (nth == RL_BPF_LEVELS - 1)				\
 				slot->mark = 0;					\
 			return 0;						\
 		}								\
 	} else {								\
-		slot = rl_seen(key, event);					\
+		slot = rl_seen(key, tag, event);				\
 		if (!slot)							\
 			return 0;						\
 	}									\
 	bpf_preempt_disable();							\
-	level = rl_take(key, slot, event, nth);					\
+	level = rl_take(key, tag, slot, event, nth);				\
 	if (level >= 0) {							\
 		call;								\
 		rl_done();							\
