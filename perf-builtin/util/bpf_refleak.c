@@ -746,7 +746,7 @@ static u32 rl_map_entries(struct bpf_map *map)
 static void rl_debug_taken_by(void)
 {
 	int nr_cpus = libbpf_num_possible_cpus(), cpu, k;
-	u64 by[RL_BPF_LEVELS] = { 0 };
+	u64 by[RL_BPF_LEVELS] = { 0 }, walked = 0, known = 0;
 	struct rl_cpu *cpus;
 	u32 zero = 0;
 
@@ -755,13 +755,18 @@ static void rl_debug_taken_by(void)
 		free(cpus);
 		return;
 	}
-	for (cpu = 0; cpu < nr_cpus; cpu++)
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
 		for (k = 0; k < RL_BPF_LEVELS; k++)
 			by[k] += cpus[cpu].taken_by[k];
+		walked += cpus[cpu].stacks_walked;
+		known += cpus[cpu].stacks_known;
+	}
 	free(cpus);
 	for (k = 0; k < RL_BPF_LEVELS; k++)
 		pr_debug("perf refleak: events taken by their program %d of %d: %llu\n",
 			 k + 1, RL_BPF_LEVELS, (unsigned long long)by[k]);
+	pr_debug("perf refleak: stacks unwound: %llu; known by their return addresses: %llu\n",
+		 (unsigned long long)walked, (unsigned long long)known);
 }
 
 /* -v: how full the maps --map-nr-entries sizes were */

@@ -28,10 +28,20 @@
 
 extern void bpf_preempt_disable(void) __ksym;
 extern void bpf_preempt_enable(void) __ksym;
+void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
 struct kmem_cache___rl {
 	unsigned int size;
 	const char *name;
+} __attribute__((preserve_access_index));
+
+struct task_struct___rl {
+	void *stack;
+} __attribute__((preserve_access_index));
+
+/* a type whose first word is a number: what a word of the stack is read as */
+struct rb_node___rl {
+	unsigned long __rb_parent_color;
 } __attribute__((preserve_access_index));
 
 /*
@@ -633,8 +643,11 @@ static __always_inline u64 rl_stack_key(const struct rl_bpf_stack *st)
 	return h ?: 1;
 }
 
-/* the key of a stack, kept in @map (stacks or alloc_stacks); 0: none */
-static __always_inline u64 rl_stack_save(void *map, const struct rl_bpf_stack *st)
+/*
+ * The key of a stack, kept in @map (stacks or alloc_stacks); 0: none,
+ * counted missed unless @quiet (it is tried again later)
+ */
+static __always_inline u64 rl_stack_save(void *map, const struct rl_bpf_stack *st, bool quiet)
 {
 	u64 key;
 	long err;
@@ -646,7 +659,8 @@ static __always_inline u64 rl_stack_save(void *map, const struct rl_bpf_stack *s
 		return key;
 	err = bpf_map_update_elem(map, &key, st, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
-		rl_miss(RL_BPF_MISS_STACKS);
+		if (!quiet)
+			rl_miss(RL_BPF_MISS_STACKS);
 		return 0;
 	}
 	return key;
@@ -654,21 +668,223 @@ static __always_inline u64 rl_stack_save(void *map, const struct rl_bpf_stack *s
 
 static __always_inline void rl_stack_take(void *ctx, struct rl_bpf_stack *st)
 {
+	u32 zero = 0;
+	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);
 	long n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), 0);
 
 	st->nr = n > 0 ? n / sizeof(u64) : 0;
 	if (n <= 0)
 		rl_miss(RL_BPF_MISS_STACKS);
+	if (c)
+		c->stacks_walked++;
 }
 
-static __always_inline u64 rl_stack(void *ctx, u32 level)
+/*
+ * Known stacks.  Unwinding a stack is most of what following an object
+ * costs (the ORC unwinder looks each frame up in its tables), and a site
+ * is nearly always reached by the few same paths.  A stack, once
+ * unwound, is known by where its return addresses lie above the event's
+ * arguments: the next event of that site with its arguments at the same
+ * depth of a task's stack whose words there hold the same return
+ * addresses has the same stack, which is then not unwound again.  The
+ * unwinder finds each frame from the one below it, its return address
+ * and the size of its function's frame: the same return addresses at the
+ * same places, from the same place, are the same frames.  (A frame whose
+ * size is not its function's, alloca() or a stack realigned, no kernel C
+ * function has.)  The frames below the arguments are those of the
+ * program and of bpf_trace_run*(): the report does not show them.
+ *
+ * Only on a task's own stack, where the stack below an event is its
+ * task's: in an interrupt, below it is whatever the interrupt came in.
+ * Per CPU: a handler runs with preemption off, and none runs in a task
+ * inside another one on its CPU, so a known stack is not changed while it
+ * is compared.  By a hash of the site and depth, in an array of pairs: a
+ * site reached at one depth by two paths keeps both, by three takes turns.
+ * 672 bytes a stack, 2.6 MiB a CPU.
+ */
+#define RL_KNOWN		4096	/* per CPU, a power of two */
+#define RL_TASK_STACK		16384	/* THREAD_SIZE on x86_64 */
+#define RL_KNOWN_BELOW		4	/* frames below the arguments, at most */
+
+struct rl_known_stack {
+	u64	key;		/* its site and depth, rl_known_at(); 0: none */
+	u64	saved;		/* its key in stacks or alloc_stacks */
+	u32	first;		/* ips[first..] lie above the arguments, at slot[] */
+	__u16	slot[RL_BPF_MAX_STACK];	/* in words above the arguments */
+	struct rl_bpf_stack st;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, u32);
+	__type(value, struct rl_known_stack);
+	__uint(max_entries, RL_KNOWN);
+} known_stacks SEC(".maps");
+
+/* where the stack of an event is: its arguments, and its task's stack */
+struct rl_stack_at {
+	u64	args;
+	u64	top;
+	u64	key;
+	u32	idx;	/* the first of its pair */
+};
+
+u64 enabled_at;	/* &enabled, as a number: see rl_number() */
+
+/*
+ * A word of the kernel's memory: a load, which the kernel's fault handler
+ * makes 0 where nothing is mapped, where bpf_probe_read_kernel() is a
+ * helper call
+ */
+static __always_inline u64 rl_word(u64 addr)
+{
+	u32 id = bpf_core_type_id_kernel(struct rb_node___rl);
+	const struct rb_node___rl *w = bpf_rdonly_cast((void *)addr, id);
+
+	return w->__rb_parent_color;
+}
+
+/* where the stack of @site from @ctx would be known; false: not on a task's stack */
+static __always_inline bool rl_known_at(void *ctx, u64 site, struct rl_stack_at *at)
+{
+	struct task_struct___rl *task = (void *)bpf_get_current_task_btf();
+	u64 bottom = (u64)task->stack;
+
+	/* its value stored and read back: a number, as rl_number()'s */
+	*(volatile u64 *)&enabled_at = (u64)&enabled;
+	at->args = rl_number(ctx) + *(volatile u64 *)&enabled_at;
+	if (at->args < bottom || at->args >= bottom + RL_TASK_STACK)
+		return false;
+	at->top = bottom + RL_TASK_STACK;
+	at->key = ((site ^ ((at->args - bottom) << 48)) * 0x9e3779b97f4a7c15ULL) | 1;
+	at->idx = (at->key >> 52) & (RL_KNOWN - 2);
+	return true;
+}
+
+/* do the words above @at's arguments hold @k's return addresses? */
+static __always_inline bool rl_known_holds(const struct rl_known_stack *k,
+					   const struct rl_stack_at *at)
+{
+	u64 args = at->args;
+	u32 i;
+
+	if (!k || k->key != at->key)
+		return false;
+
+	for (i = 0; i < RL_BPF_MAX_STACK && i < k->st.nr; i++)
+		if (i >= k->first && rl_word(args + k->slot[i] * 8ULL) != k->st.ips[i])
+			return false;
+	return true;
+}
+
+struct rl_scan {
+	u64	args;
+	u64	top;
+	u32	idx;
+	s32	next;	/* the frame looked for */
+};
+
+/*
+ * From the top of the stack down, the words holding the return addresses,
+ * outermost first: a return address into a function lies above that
+ * function's own frame, and below it lie the frames it called, whose words
+ * may hold a copy of it (an argument such as _RET_IP_).
+ */
+static long rl_scan_word(u64 i, void *data)
+{
+	struct rl_scan *s = data;
+	u64 at = s->top - 8 * (i + 1);
+	struct rl_known_stack *k;
+	s32 j = s->next;
+
+	if (at < s->args || j < 0 || j >= RL_BPF_MAX_STACK)
+		return 1;
+	k = bpf_map_lookup_elem(&known_stacks, &s->idx);
+	if (!k)
+		return 1;
+	if (rl_word(at) == k->st.ips[j]) {
+		k->slot[j] = (at - s->args) / 8;
+		s->next = j - 1;
+	}
+	return 0;
+}
+
+/* @st, unwound from @at, saved as @saved: known in @k, if its frames are found */
+static __always_inline void rl_known_learn(struct rl_known_stack *k, u32 idx,
+					   const struct rl_stack_at *at,
+					   const struct rl_bpf_stack *st, u64 saved)
+{
+	struct rl_scan s = {
+		.args = at->args,
+		.top = at->top,
+		.idx = idx,
+		.next = st->nr - 1,
+	};
+
+	k->key = 0;
+	__builtin_memcpy(&k->st, st, sizeof(*st));
+	bpf_loop(RL_TASK_STACK / 8, rl_scan_word, &s, 0);
+	if (s.next >= RL_KNOWN_BELOW || s.next + 1 >= (s32)st->nr)
+		return;
+	k->first = s.next + 1;
+	k->saved = saved;
+	k->key = at->key;
+}
+
+/*
+ * The key of the stack of the event at @ctx, of @site, kept in @map: a
+ * stack known, else unwound into @st.  @evicts: the map is an LRU one, a
+ * known stack may have gone from it.  0: none (@st may hold it all the same
+ * if @quiet: its save to be tried again later).
+ */
+static __always_inline u64 rl_stack_of(void *ctx, u64 site, void *map, bool evicts, bool quiet,
+				       struct rl_bpf_stack *st)
+{
+	struct rl_known_stack *k0 = NULL, *k1 = NULL, *k = NULL;
+	struct rl_stack_at at;
+	u32 zero = 0, idx = 0;
+	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);
+	u64 saved;
+
+	if (rl_known_at(ctx, site, &at)) {
+		idx = at.idx;
+		k0 = bpf_map_lookup_elem(&known_stacks, &idx);
+		idx = at.idx + 1;
+		k1 = bpf_map_lookup_elem(&known_stacks, &idx);
+		if (rl_known_holds(k0, &at))
+			k = k0;
+		else if (rl_known_holds(k1, &at))
+			k = k1;
+	}
+	if (k) {
+		if (c)
+			c->stacks_known++;
+		if (!evicts || bpf_map_lookup_elem(map, &k->saved))
+			return k->saved;
+		return rl_stack_save(map, &k->st, quiet);
+	}
+	rl_stack_take(ctx, st);
+	saved = rl_stack_save(map, st, quiet);
+	if (!k0 || !k1 || !saved)
+		return saved;
+	/* into the other of the pair than a path of this site's own, else in turn */
+	if (k0->key != at.key && (k1->key == at.key || !k0->key))
+		rl_known_learn(k0, at.idx, &at, st, saved);
+	else if (k1->key != at.key || (c && (c->stacks_walked & 1)))
+		rl_known_learn(k1, at.idx + 1, &at, st, saved);
+	else
+		rl_known_learn(k0, at.idx, &at, st, saved);
+	return saved;
+}
+
+/* the stack of an event of @kind from @caller */
+static __always_inline u64 rl_stack(void *ctx, u32 level, u8 kind, u64 caller)
 {
 	struct rl_bpf_stack *st = bpf_map_lookup_elem(&stack_scratch, &level);
 
 	if (!st)
 		return 0;
-	rl_stack_take(ctx, st);
-	return rl_stack_save(&stacks, st);
+	return rl_stack_of(ctx, caller ^ ((u64)kind << 56), &stacks, true, false, st);
 }
 
 /*
@@ -731,7 +947,7 @@ static __always_inline void rl_ev_init(struct rl_bpf_ev *ev, void *ctx, u32 leve
 	ev->caller = caller;
 	ev->pid = pid_tgid >> 32;
 	ev->tid = (u32)pid_tgid;
-	ev->stack = stack ? rl_stack(ctx, level) : 0;
+	ev->stack = stack ? rl_stack(ctx, level, kind, caller) : 0;
 	ev->value = 0;
 	ev->offset = 0;
 	ev->cpu = bpf_get_smp_processor_id();
@@ -893,10 +1109,13 @@ static __always_inline void rl_alloc(void *ctx, u32 level, u8 kind, u64 call_sit
 	a->time = rl_now();
 	a->pid = pid_tgid >> 32;
 	a->tid = (u32)pid_tgid;
-	if (!site || *site < RL_PLAIN_AFTER || (*site & RL_SITE_REFCOUNTED))
+	a->stack.nr = 0;
+	a->stack_key = 0;
+	if (site && (*site & RL_SITE_REFCOUNTED))
+		a->stack_key = rl_stack_of(ctx, call_site ^ (*(volatile u64 *)&a->cache << 4),
+					   &alloc_stacks, false, true, &a->stack);
+	else if (!site || *site < RL_PLAIN_AFTER)
 		rl_stack_take(ctx, &a->stack);
-	else
-		a->stack.nr = 0;
 	a->cpu = bpf_get_smp_processor_id();
 	a->kind = kind;
 	a->followed = 0;
@@ -938,7 +1157,7 @@ static __always_inline void rl_free(void *ctx, u32 level, u8 kind, u64 call_site
 			live = true;
 	}
 	if ((o->flags & RL_BPF_OBJ_ANOMALY) || twice || o->nr_log > RL_BPF_LOG) {
-		o->free.stack = rl_stack(ctx, level);
+		o->free.stack = rl_stack(ctx, level, kind, call_site);
 		rl_report(o, addr);
 		rl_forget_counters(o, false);
 	} else {
@@ -1062,7 +1281,7 @@ static __always_inline struct rl_bpf_obj *rl_object_new(void *ctx, u64 ref, u64 
 
 		if (site && !(*site & RL_SITE_REFCOUNTED))
 			__sync_fetch_and_or(site, RL_SITE_REFCOUNTED);
-		if (!a->stack.nr && !a->followed) {
+		if (!a->stack_key && !a->stack.nr && !a->followed) {
 			/* a site learned as plain: the stack of the birth */
 			rl_stack_take(ctx, &a->stack);
 			__sync_fetch_and_add(&nr_birth_stacks, 1);
@@ -1076,7 +1295,7 @@ static __always_inline struct rl_bpf_obj *rl_object_new(void *ctx, u64 ref, u64 
 		o->time = a->time;
 		o->pid = a->pid;
 		o->tid = a->tid;
-		o->stack = rl_stack_save(&alloc_stacks, &a->stack);
+		o->stack = a->stack_key ?: rl_stack_save(&alloc_stacks, &a->stack, false);
 		o->cpu = a->cpu;
 		o->kind = a->kind;
 	}

@@ -155,6 +155,7 @@ struct rl_bpf_alloc {
 	__u16	cpu;
 	u8	kind;
 	u8	followed;	/* a counter was born in it */
+	u64	stack_key;	/* its stack, kept in alloc_stacks already; 0: in stack */
 	struct rl_bpf_stack stack;	/* taken now, kept if a counter is born in it */
 };
 
@@ -170,6 +171,8 @@ struct rl_cpu {
 	u64	seen[RL_BPF_NR_EV_KINDS];	/* events that fired */
 	u64	handled[RL_BPF_NR_EV_KINDS];	/* ... that a program took */
 	u64	taken_by[RL_BPF_LEVELS];	/* ... the first, second, third */
+	u64	stacks_walked;	/* stacks the kernel unwound */
+	u64	stacks_known;	/* ... and those found by their return addresses */
 };
 
 struct rl_bpf_recent {
