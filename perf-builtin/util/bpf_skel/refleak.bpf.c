@@ -788,28 +788,40 @@ struct rl_scan {
 	s32	next;	/* the frame looked for */
 };
 
+/* words of the stack compared in one call of rl_scan_words() */
+#define RL_SCAN_WORDS		8
+
 /*
  * From the top of the stack down, the words holding the return addresses,
  * outermost first: a return address into a function lies above that
  * function's own frame, and below it lie the frames it called, whose words
- * may hold a copy of it (an argument such as _RET_IP_).
+ * may hold a copy of it (an argument such as _RET_IP_).  RL_SCAN_WORDS
+ * words a call: bpf_loop() calls its callback indirectly, dearer than
+ * comparing a word, and the scan goes down the whole stack in use.
  */
-static long rl_scan_word(u64 i, void *data)
+static long rl_scan_words(u64 i, void *data)
 {
 	struct rl_scan *s = data;
-	u64 at = s->top - 8 * (i + 1);
+	u64 at = s->top - 8 * RL_SCAN_WORDS * i;
 	struct rl_known_stack *k;
 	s32 j = s->next;
+	u32 m;
 
-	if (at < s->args || j < 0 || j >= RL_BPF_MAX_STACK)
-		return 1;
 	k = bpf_map_lookup_elem(&known_stacks, &s->idx);
 	if (!k)
 		return 1;
-	if (rl_word(at) == k->st.ips[j]) {
-		k->slot[j] = (at - s->args) / 8;
-		s->next = j - 1;
+	for (m = 0; m < RL_SCAN_WORDS; m++) {
+		at -= 8;
+		if (at < s->args || j < 0 || j >= RL_BPF_MAX_STACK) {
+			s->next = j;
+			return 1;
+		}
+		if (rl_word(at) == k->st.ips[j]) {
+			k->slot[j] = (at - s->args) / 8;
+			j--;
+		}
 	}
+	s->next = j;
 	return 0;
 }
 
@@ -827,7 +839,7 @@ static __always_inline void rl_known_learn(struct rl_known_stack *k, u32 idx,
 
 	k->key = 0;
 	__builtin_memcpy(&k->st, st, sizeof(*st));
-	bpf_loop(RL_TASK_STACK / 8, rl_scan_word, &s, 0);
+	bpf_loop(RL_TASK_STACK / 8 / RL_SCAN_WORDS, rl_scan_words, &s, 0);
 	if (s.next >= RL_KNOWN_BELOW || s.next + 1 >= (s32)st->nr)
 		return;
 	k->first = s.next + 1;
