@@ -702,13 +702,16 @@ static __always_inline void rl_stack_take(void *ctx, struct rl_bpf_stack *st)
  * task's: in an interrupt, below it is whatever the interrupt came in.
  * Per CPU: a handler runs with preemption off, and none runs in a task
  * inside another one on its CPU, so a known stack is not changed while it
- * is compared.  By a hash of the site and depth, in an array of pairs: a
- * site reached at one depth by two paths keeps both, by three takes turns.
- * 672 bytes a stack, 2.6 MiB a CPU.
+ * is compared.  By a hash of the site and depth, in sets of RL_KNOWN_WAYS:
+ * a site reached at one depth by several paths (in a helper such as
+ * __alloc_skb(), called from many places) keeps four, and a stack
+ * learned goes where none is, else over another site's, else over this
+ * site's in turn.  672 bytes a stack, 2.6 MiB a CPU.
  */
 #define RL_KNOWN		4096	/* per CPU, a power of two */
 #define RL_TASK_STACK		16384	/* THREAD_SIZE on x86_64 */
 #define RL_KNOWN_BELOW		4	/* frames below the arguments, at most */
+#define RL_KNOWN_WAYS		4	/* stacks a site and depth may have */
 
 struct rl_known_stack {
 	u64	key;		/* its site and depth, rl_known_at(); 0: none */
@@ -730,7 +733,7 @@ struct rl_stack_at {
 	u64	args;
 	u64	top;
 	u64	key;
-	u32	idx;	/* the first of its pair */
+	u32	idx;	/* the first of its set */
 };
 
 u64 enabled_at;	/* &enabled, as a number: see rl_number() */
@@ -761,7 +764,7 @@ static __always_inline bool rl_known_at(void *ctx, u64 site, struct rl_stack_at 
 		return false;
 	at->top = bottom + RL_TASK_STACK;
 	at->key = ((site ^ ((at->args - bottom) << 48)) * 0x9e3779b97f4a7c15ULL) | 1;
-	at->idx = (at->key >> 52) & (RL_KNOWN - 2);
+	at->idx = (at->key >> 52) & (RL_KNOWN - RL_KNOWN_WAYS);
 	return true;
 }
 
@@ -856,21 +859,31 @@ static __always_inline void rl_known_learn(struct rl_known_stack *k, u32 idx,
 static __always_inline u64 rl_stack_of(void *ctx, u64 site, void *map, bool evicts, bool quiet,
 				       struct rl_bpf_stack *st)
 {
-	struct rl_known_stack *k0 = NULL, *k1 = NULL, *k = NULL;
-	struct rl_stack_at at;
-	u32 zero = 0, idx = 0;
+	u32 zero = 0, idx = 0, i, empty = RL_KNOWN_WAYS, other = RL_KNOWN_WAYS, way;
 	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);
+	struct rl_known_stack *k = NULL, *w;
+	bool learn = false;
+	struct rl_stack_at at;
 	u64 saved;
 
 	if (rl_known_at(ctx, site, &at)) {
-		idx = at.idx;
-		k0 = bpf_map_lookup_elem(&known_stacks, &idx);
-		idx = at.idx + 1;
-		k1 = bpf_map_lookup_elem(&known_stacks, &idx);
-		if (rl_known_holds(k0, &at))
-			k = k0;
-		else if (rl_known_holds(k1, &at))
-			k = k1;
+		learn = true;
+		for (i = 0; i < RL_KNOWN_WAYS; i++) {
+			idx = at.idx + i;
+			w = bpf_map_lookup_elem(&known_stacks, &idx);
+			if (!w) {
+				learn = false;
+				break;
+			}
+			if (rl_known_holds(w, &at)) {
+				k = w;
+				break;
+			}
+			if (!w->key && empty == RL_KNOWN_WAYS)
+				empty = i;
+			else if (w->key != at.key && other == RL_KNOWN_WAYS)
+				other = i;
+		}
 	}
 	if (k) {
 		if (c)
@@ -881,15 +894,15 @@ static __always_inline u64 rl_stack_of(void *ctx, u64 site, void *map, bool evic
 	}
 	rl_stack_take(ctx, st);
 	saved = rl_stack_save(map, st, quiet);
-	if (!k0 || !k1 || !saved)
+	if (!learn || !saved)
 		return saved;
-	/* into the other of the pair than a path of this site's own, else in turn */
-	if (k0->key != at.key && (k1->key == at.key || !k0->key))
-		rl_known_learn(k0, at.idx, &at, st, saved);
-	else if (k1->key != at.key || (c && (c->stacks_walked & 1)))
-		rl_known_learn(k1, at.idx + 1, &at, st, saved);
-	else
-		rl_known_learn(k0, at.idx, &at, st, saved);
+	/* into an empty way, else one of another site's, else in turn */
+	way = empty < RL_KNOWN_WAYS ? empty : other < RL_KNOWN_WAYS ? other :
+	      (c ? c->stacks_walked : 0) & (RL_KNOWN_WAYS - 1);
+	idx = at.idx + way;
+	w = bpf_map_lookup_elem(&known_stacks, &idx);
+	if (w)
+		rl_known_learn(w, idx, &at, st, saved);
 	return saved;
 }
 
