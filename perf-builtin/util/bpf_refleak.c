@@ -138,7 +138,9 @@ static int rl_load(void)
 	bpf_map__set_max_entries(skel->maps.procs, n / 4 ?: 1);
 	if (!is_valid_tracepoint("kmem:kfree_rcu")) {
 		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_0, false);
+		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_0, false);
 		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_1, false);
+		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_2, false);
 	}
 
 	err = refleak_bpf__load(skel);
@@ -744,7 +746,7 @@ static u32 rl_map_entries(struct bpf_map *map)
 static void rl_debug_taken_by(void)
 {
 	int nr_cpus = libbpf_num_possible_cpus(), cpu, k;
-	u64 by[RL_BPF_PROGS] = { 0 }, walked = 0, known = 0;
+	u64 by[RL_BPF_LEVELS] = { 0 }, walked = 0, known = 0;
 	struct rl_cpu *cpus;
 	u32 zero = 0;
 
@@ -754,15 +756,15 @@ static void rl_debug_taken_by(void)
 		return;
 	}
 	for (cpu = 0; cpu < nr_cpus; cpu++) {
-		for (k = 0; k < RL_BPF_PROGS; k++)
+		for (k = 0; k < RL_BPF_LEVELS; k++)
 			by[k] += cpus[cpu].taken_by[k];
 		walked += cpus[cpu].stacks_walked;
 		known += cpus[cpu].stacks_known;
 	}
 	free(cpus);
-	for (k = 0; k < RL_BPF_PROGS; k++)
+	for (k = 0; k < RL_BPF_LEVELS; k++)
 		pr_debug("perf refleak: events taken by their program %d of %d: %llu\n",
-			 k + 1, RL_BPF_PROGS, (unsigned long long)by[k]);
+			 k + 1, RL_BPF_LEVELS, (unsigned long long)by[k]);
 	pr_debug("perf refleak: stacks unwound: %llu; known by their return addresses: %llu\n",
 		 (unsigned long long)walked, (unsigned long long)known);
 }

@@ -295,21 +295,16 @@ static __always_inline void rl_miss(enum rl_bpf_miss what)
  * The kernel runs no program inside itself (bpf_prog->active): an event in
  * a softirq or an interrupt that comes while a program runs on its CPU, or
  * in a task that preempted it, is not given to it, which would lose a free
- * (BCC memleak's phantom leaks).  So each event has two programs, run in
- * this order: rl_<tp>_0 marks the event in flight and takes it; rl_<tp>_1
- * takes it only if the first did not: when the first was running for
- * another event of its tracepoint on that CPU, interrupted or preempted.
- * An event of a tracepoint whose two programs both run on its CPU (an
- * interrupt inside a softirq's event inside a task's, all of one
- * tracepoint) is not taken: none of 1.4 million events of the balanced
- * workload was, and a third program, run for every event, would cost 2 %
- * of its throughput.  The events the first did not run for are the kernel's count
- * of its recursion misses: with those it counted seen, every event.  A
- * handler runs with preemption off: the per-CPU scratch maps, one per
- * nesting level (events of other tracepoints nest too), and the recent
- * allocations are its own until it returns.  Deeper than RL_BPF_LEVELS, an
- * event is not taken; what no program took is the events seen less the
- * events taken, read at the end.
+ * (BCC memleak's phantom leaks).  So each event has three programs, run
+ * in this order: rl_<tp>_0 marks the event in flight and takes it;
+ * rl_<tp>_1 and rl_<tp>_2 take it only if no program did: when the ones
+ * before them were running, interrupted or preempted.  The events the
+ * first did not run for are the kernel's count of its recursion misses:
+ * with those it counted seen, every event.  A handler runs with
+ * preemption off: the per-CPU scratch maps, one per nesting level, and the
+ * recent allocations are its own until it returns.  Deeper than
+ * RL_BPF_LEVELS, an event is not taken; what no program took is the events
+ * seen less the events taken, read at the end.
  */
 
 /*
@@ -467,14 +462,14 @@ static __always_inline int rl_take(u64 key, u64 tag, struct rl_in_flight_slot *s
 		 * free slot): taken only if marked taken now, for the
 		 * programs after this one.  No free slot for the last: lost.
 		 */
-		if (k == RL_BPF_PROGS - 1)
+		if (k == RL_BPF_LEVELS - 1)
 			rl_mark_failed(key);
 		return -1;
 	}
 	if (c->depth >= RL_BPF_LEVELS)
 		return -1;
 	__sync_fetch_and_add(&c->handled[ev], 1);
-	if (k < RL_BPF_PROGS)
+	if (k < RL_BPF_LEVELS)
 		c->taken_by[k]++;
 	return c->depth++;
 }
@@ -539,7 +534,7 @@ int BPF_PROG(name, args)							\
 		if (slot && slot->tag != tag)					\
 			slot = NULL;						\
 		if (slot && (slot->mark & RL_TAKEN)) {				\
-			if (nth == RL_BPF_PROGS - 1)				\
+			if (nth == RL_BPF_LEVELS - 1)				\
 				slot->mark = 0;					\
 			return 0;						\
 		}								\
@@ -554,7 +549,7 @@ int BPF_PROG(name, args)							\
 		call;								\
 		rl_done();							\
 	}									\
-	if (nth == RL_BPF_PROGS - 1)						\
+	if (nth == RL_BPF_LEVELS - 1)						\
 		rl_landed(key);							\
 	bpf_preempt_enable();							\
 	return 0;								\
@@ -563,7 +558,8 @@ int BPF_PROG(name, args)							\
 /* the programs of an event, in the order they are attached and run */
 #define RL_PROGS(tp, event, call, args...)					\
 	RL_PROG(tp, rl_##tp##_0, event, 0, call, args)				\
-	RL_PROG(tp, rl_##tp##_1, event, 1, call, args)
+	RL_PROG(tp, rl_##tp##_1, event, 1, call, args)				\
+	RL_PROG(tp, rl_##tp##_2, event, 2, call, args)
 
 /* the process @pid, made for one from before the recording; NULL: map full */
 static __always_inline struct rl_bpf_proc *rl_proc(u32 pid)

@@ -15,8 +15,6 @@
 #define RL_BPF_CACHE_NAME	32
 /* programs that may run nested on a CPU: a task's, a softirq's, an interrupt's */
 #define RL_BPF_LEVELS		3
-/* programs an event has, each taking it if none before it did (refleak.bpf.c) */
-#define RL_BPF_PROGS		2
 /* kernel frames kept per stack */
 #define RL_BPF_MAX_STACK	64
 
@@ -172,7 +170,7 @@ struct rl_cpu {
 	u64	last_ns;	/* the last time given to an event */
 	u64	seen[RL_BPF_NR_EV_KINDS];	/* events that fired */
 	u64	handled[RL_BPF_NR_EV_KINDS];	/* ... that a program took */
-	u64	taken_by[RL_BPF_PROGS];	/* ... by the first, by the second */
+	u64	taken_by[RL_BPF_LEVELS];	/* ... the first, second, third */
 	u64	stacks_walked;	/* stacks the kernel unwound */
 	u64	stacks_known;	/* ... and those found by their return addresses */
 };
