@@ -138,7 +138,6 @@ static int rl_load(void)
 	bpf_map__set_max_entries(skel->maps.procs, n / 4 ?: 1);
 	if (!is_valid_tracepoint("kmem:kfree_rcu")) {
 		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_0, false);
-		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_0, false);
 		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_1, false);
 		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_2, false);
 	}
