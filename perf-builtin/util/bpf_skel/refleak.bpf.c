@@ -200,11 +200,16 @@ struct {
  * emptied (its last program nested in itself, or the task was preempted
  * in it and others ran the event meanwhile: several a second on a busy
  * machine).  Such a mark is the next event's with those arguments, if the
- * first program of that one finds it before a free slot (if the first did
- * not run, the mark's tag tells the programs after it that it is not their
- * event's); else, once older than RL_MARK_STALE_TICKS, it is taken over by
- * another event: one whose arguments never come again would otherwise hold
- * its slot for the rest of the recording.
+ * first program of that one finds it before a free slot.  If the first did
+ * not run, the programs after it must not take the mark for their event's:
+ * its tag tells them, or, when the event before had the same kind and
+ * object (one slab object freed again and again from one call), the
+ * middle program's pass, noted in the mark (@passed).  A mark that only
+ * the last program missed has passed the middle one; one that two missed
+ * can still be mistaken, when the next event with its tag is one that
+ * two programs miss too.  Else, once older than RL_MARK_STALE_TICKS, a
+ * mark is taken over by another event: one whose arguments never come
+ * again would otherwise hold its slot for the rest of the recording.
  * An event in flight that long (its task preempted in it for a second or
  * more) loses its mark: taken again, it is counted as missed.
  * Marks are timed in jiffies: a load, where reading the clock is a helper
@@ -224,6 +229,7 @@ struct rl_in_flight_slot {
 	u64	mark;	/* the address of the arguments, RL_MARK_BITS; 0: free */
 	u64	tag;	/* the event's kind and its second argument: rl_tag() */
 	u64	time;	/* when it was marked, in jiffies */
+	u64	passed;	/* the program after the first that found it taken; 0: none */
 };
 
 struct {
@@ -391,6 +397,7 @@ static __always_inline struct rl_in_flight_slot *rl_mark(u64 key, u64 val, u64 t
 				__sync_fetch_and_add(&nr_marks_left_untaken, 1);
 			slot->time = now;
 			slot->tag = tag;
+			slot->passed = 0;
 			slot->mark = val;
 			return slot;
 		}
@@ -399,6 +406,7 @@ static __always_inline struct rl_in_flight_slot *rl_mark(u64 key, u64 val, u64 t
 		if (__sync_val_compare_and_swap(&slot->mark, old, val) == old) {
 			slot->time = now;
 			slot->tag = tag;
+			slot->passed = 0;
 			if (old)
 				__sync_fetch_and_add(&nr_marks_taken_over, 1);
 			return slot;
@@ -533,9 +541,14 @@ int BPF_PROG(name, args)							\
 		slot = rl_in_flight(key);					\
 		if (slot && slot->tag != tag)					\
 			slot = NULL;						\
+		if (slot && (slot->mark & RL_TAKEN) &&				\
+		    nth < RL_BPF_LEVELS - 1 && slot->passed >= nth)		\
+			slot = NULL;	/* an event's before it: passed */	\
 		if (slot && (slot->mark & RL_TAKEN)) {				\
 			if (nth == RL_BPF_LEVELS - 1)				\
 				slot->mark = 0;					\
+			else							\
+				slot->passed = nth;				\
 			return 0;						\
 		}								\
 	} else {								\
