@@ -136,6 +136,7 @@ static int rl_load(void)
 	bpf_map__set_max_entries(skel->maps.sites, n / 4 ?: 1);
 	bpf_map__set_max_entries(skel->maps.alloc_stacks, n / 4 ?: 1);
 	bpf_map__set_max_entries(skel->maps.procs, n / 4 ?: 1);
+	skel->rodata->nr_cpus = libbpf_num_possible_cpus();
 	if (!is_valid_tracepoint("kmem:kfree_rcu")) {
 		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_0, false);
 		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_1, false);

@@ -223,7 +223,7 @@ struct {
 #define RL_TAKEN		1ULL	/* arguments are 8-byte aligned */
 #define RL_COUNTED		2ULL
 #define RL_MARK_BITS		(RL_TAKEN | RL_COUNTED)
-#define RL_MARK_STALE_TICKS	1000ULL	/* a second at HZ=1000, more below */
+#define RL_MARK_STALE_TICKS	1000ULL	/* a second at least: HZ is at most 1000 */
 
 struct rl_in_flight_slot {
 	u64	mark;	/* the address of the arguments, RL_MARK_BITS; 0: free */
@@ -644,11 +644,20 @@ static __always_inline u32 *rl_alloc_site(u64 call_site, u64 cache)
 	return bpf_map_lookup_elem(&alloc_sites, &idx);
 }
 
-static __always_inline u64 rl_stack_key(const struct rl_bpf_stack *st)
+/*
+ * The loops over a stack's frames are global functions: the verifier
+ * checks a global function once, for any caller, where it walks a loop
+ * inlined anew for each path that reaches it (each way of a known stack's
+ * set, each save): inlined, they made most of the instructions it checked,
+ * and loading the programs took most of a minute in a small guest.
+ */
+__noinline u64 rl_stack_key(const struct rl_bpf_stack *st)
 {
 	u64 h = 0xcbf29ce484222325ULL;
 	u32 i;
 
+	if (!st)
+		return 1;
 	for (i = 0; i < RL_BPF_MAX_STACK && i < st->nr; i++) {
 		h = (h ^ st->ips[i]) * 0x100000001b3ULL;
 		h ^= h >> 29;
@@ -718,7 +727,6 @@ static __always_inline void rl_stack_take(void *ctx, struct rl_bpf_stack *st)
  * site's in turn.  672 bytes a stack, 2.6 MiB a CPU.
  */
 #define RL_KNOWN		4096	/* per CPU, a power of two */
-#define RL_TASK_STACK		16384	/* THREAD_SIZE on x86_64 */
 #define RL_KNOWN_BELOW		4	/* frames below the arguments, at most */
 #define RL_KNOWN_WAYS		4	/* stacks a site and depth may have */
 
@@ -737,12 +745,30 @@ struct {
 	__uint(max_entries, RL_KNOWN);
 } known_stacks SEC(".maps");
 
+/*
+ * THREAD_SIZE, the size of a task's stack: a macro, in no BTF.  On x86_64
+ * an interrupt stack is as large (IRQ_STACK_ORDER is THREAD_SIZE_ORDER,
+ * 32 KiB with KASAN, else 16 KiB), and its type is: its size is read from
+ * the running kernel's BTF when the programs load.  None: no known stacks.
+ */
+struct irq_stack___rl {
+	char	stack[1];
+} __attribute__((preserve_access_index));
+
+static __always_inline u64 rl_task_stack_size(void)
+{
+	if (!bpf_core_type_exists(struct irq_stack___rl))
+		return 0;
+	return bpf_core_type_size(struct irq_stack___rl);
+}
+
 /* where the stack of an event is: its arguments, and its task's stack */
 struct rl_stack_at {
 	u64	args;
 	u64	top;
 	u64	key;
 	u32	idx;	/* the first of its set */
+	u32	way;	/* of the set: the stack known, or where to learn it */
 };
 
 u64 enabled_at;	/* &enabled, as a number: see rl_number() */
@@ -760,32 +786,35 @@ static __always_inline u64 rl_word(u64 addr)
 	return w->__rb_parent_color;
 }
 
-/* where the stack of @site from @ctx would be known; false: not on a task's stack */
-static __always_inline bool rl_known_at(void *ctx, u64 site, struct rl_stack_at *at)
+/*
+ * where the stack of @site from the event's arguments @nr (rl_number())
+ * would be known; false: not on a task's stack
+ */
+static __always_inline bool rl_known_at(u64 nr, u64 site, struct rl_stack_at *at)
 {
 	struct task_struct___rl *task = (void *)bpf_get_current_task_btf();
-	u64 bottom = (u64)task->stack;
+	u64 bottom = (u64)task->stack, size = rl_task_stack_size();
 
 	/* its value stored and read back: a number, as rl_number()'s */
 	*(volatile u64 *)&enabled_at = (u64)&enabled;
-	at->args = rl_number(ctx) + *(volatile u64 *)&enabled_at;
-	if (at->args < bottom || at->args >= bottom + RL_TASK_STACK)
+	at->args = nr + *(volatile u64 *)&enabled_at;
+	if (at->args < bottom || at->args >= bottom + size)
 		return false;
-	at->top = bottom + RL_TASK_STACK;
+	at->top = bottom + size;
 	at->key = ((site ^ ((at->args - bottom) << 48)) * 0x9e3779b97f4a7c15ULL) | 1;
 	at->idx = (at->key >> 52) & (RL_KNOWN - RL_KNOWN_WAYS);
 	return true;
 }
 
-/* do the words above @at's arguments hold @k's return addresses? */
-static __always_inline bool rl_known_holds(const struct rl_known_stack *k,
-					   const struct rl_stack_at *at)
+/* do the words above @at's arguments hold @k's return addresses? (see rl_stack_key()) */
+__noinline bool rl_known_holds(const struct rl_known_stack *k, const struct rl_stack_at *at)
 {
-	u64 args = at->args;
+	u64 args;
 	u32 i;
 
-	if (!k || k->key != at->key)
+	if (!k || !at || k->key != at->key)
 		return false;
+	args = at->args;
 
 	for (i = 0; i < RL_BPF_MAX_STACK && i < k->st.nr; i++)
 		if (i >= k->first && rl_word(args + k->slot[i] * 8ULL) != k->st.ips[i])
@@ -837,26 +866,67 @@ static long rl_scan_words(u64 i, void *data)
 	return 0;
 }
 
-/* @st, unwound from @at, saved as @saved: known in @k, if its frames are found */
-static __always_inline void rl_known_learn(struct rl_known_stack *k, u32 idx,
-					   const struct rl_stack_at *at,
-					   const struct rl_bpf_stack *st, u64 saved)
+/*
+ * @st, unwound from @at, saved as @saved: known in way @idx, if its frames
+ * are found; a global function, as rl_stack_key().  0, or -1: not known.
+ */
+__noinline int rl_known_learn(u32 idx, const struct rl_stack_at *at, const struct rl_bpf_stack *st,
+			      u64 saved)
 {
-	struct rl_scan s = {
-		.args = at->args,
-		.top = at->top,
-		.idx = idx,
-		.next = st->nr - 1,
-	};
+	struct rl_known_stack *k = bpf_map_lookup_elem(&known_stacks, &idx);
+	struct rl_scan s = { .idx = idx, };
 
+	if (!k || !at || !st)
+		return -1;
+	s.args = at->args;
+	s.top = at->top;
+	s.next = st->nr - 1;
 	k->key = 0;
 	__builtin_memcpy(&k->st, st, sizeof(*st));
-	bpf_loop(RL_TASK_STACK / 8 / RL_SCAN_WORDS, rl_scan_words, &s, 0);
+	bpf_loop(rl_task_stack_size() / 8 / RL_SCAN_WORDS, rl_scan_words, &s, 0);
 	if (s.next >= RL_KNOWN_BELOW || s.next + 1 >= (s32)st->nr)
-		return;
+		return -1;
 	k->first = s.next + 1;
 	k->saved = saved;
 	k->key = at->key;
+	return 0;
+}
+
+/*
+ * The stack of @site from the event's arguments @nr, known in the set of
+ * @at: true, in @at->way; false: @at->way is where to learn it, or
+ * RL_KNOWN_WAYS, not to be learned (not on a task's stack).  A global
+ * function, as rl_stack_key().
+ */
+__noinline bool rl_known_find(u64 nr, u64 site, struct rl_stack_at *at)
+{
+	u32 zero = 0, idx, i, empty = RL_KNOWN_WAYS, other = RL_KNOWN_WAYS;
+	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);
+	struct rl_known_stack *w;
+
+	if (!at)
+		return false;
+	at->way = RL_KNOWN_WAYS;
+	if (!rl_known_at(nr, site, at))
+		return false;
+	for (i = 0; i < RL_KNOWN_WAYS; i++) {
+		idx = at->idx + i;
+		w = bpf_map_lookup_elem(&known_stacks, &idx);
+		if (!w)
+			return false;
+		if (rl_known_holds(w, at)) {
+			at->way = i;
+			return true;
+		}
+		if (!w->key && empty == RL_KNOWN_WAYS)
+			empty = i;
+		else if (w->key != at->key && other == RL_KNOWN_WAYS)
+			other = i;
+	}
+	/* into an empty way, else one of another site's, else in turn */
+	at->way = empty < RL_KNOWN_WAYS ? empty : other < RL_KNOWN_WAYS ? other :
+		  (c ? c->stacks_walked : 0) & (RL_KNOWN_WAYS - 1);
+	return false;
 }
 
 /*
@@ -868,50 +938,27 @@ static __always_inline void rl_known_learn(struct rl_known_stack *k, u32 idx,
 static __always_inline u64 rl_stack_of(void *ctx, u64 site, void *map, bool evicts, bool quiet,
 				       struct rl_bpf_stack *st)
 {
-	u32 zero = 0, idx = 0, i, empty = RL_KNOWN_WAYS, other = RL_KNOWN_WAYS, way;
+	u32 zero = 0, idx;
 	struct rl_cpu *c = bpf_map_lookup_elem(&cpu_state, &zero);
-	struct rl_known_stack *k = NULL, *w;
-	bool learn = false;
-	struct rl_stack_at at;
+	struct rl_stack_at at = {};
+	struct rl_known_stack *k;
 	u64 saved;
 
-	if (rl_known_at(ctx, site, &at)) {
-		learn = true;
-		for (i = 0; i < RL_KNOWN_WAYS; i++) {
-			idx = at.idx + i;
-			w = bpf_map_lookup_elem(&known_stacks, &idx);
-			if (!w) {
-				learn = false;
-				break;
-			}
-			if (rl_known_holds(w, &at)) {
-				k = w;
-				break;
-			}
-			if (!w->key && empty == RL_KNOWN_WAYS)
-				empty = i;
-			else if (w->key != at.key && other == RL_KNOWN_WAYS)
-				other = i;
+	if (rl_known_find(rl_number(ctx), site, &at)) {
+		idx = at.idx + at.way;
+		k = bpf_map_lookup_elem(&known_stacks, &idx);
+		if (k) {
+			if (c)
+				c->stacks_known++;
+			if (!evicts || bpf_map_lookup_elem(map, &k->saved))
+				return k->saved;
+			return rl_stack_save(map, &k->st, quiet);
 		}
-	}
-	if (k) {
-		if (c)
-			c->stacks_known++;
-		if (!evicts || bpf_map_lookup_elem(map, &k->saved))
-			return k->saved;
-		return rl_stack_save(map, &k->st, quiet);
 	}
 	rl_stack_take(ctx, st);
 	saved = rl_stack_save(map, st, quiet);
-	if (!learn || !saved)
-		return saved;
-	/* into an empty way, else one of another site's, else in turn */
-	way = empty < RL_KNOWN_WAYS ? empty : other < RL_KNOWN_WAYS ? other :
-	      (c ? c->stacks_walked : 0) & (RL_KNOWN_WAYS - 1);
-	idx = at.idx + way;
-	w = bpf_map_lookup_elem(&known_stacks, &idx);
-	if (w)
-		rl_known_learn(w, idx, &at, st, saved);
+	if (at.way < RL_KNOWN_WAYS && saved)
+		rl_known_learn(at.idx + at.way, &at, st, saved);
 	return saved;
 }
 
@@ -945,8 +992,8 @@ static __always_inline u64 rl_now(void)
 	return now;
 }
 
-/* CPUs whose last times a fork or an exit is stamped after, at the most */
-#define RL_MAX_CPUS		1024
+/* the possible CPUs, from the loader: a bound the verifier knows */
+const volatile u32 nr_cpus = 1;
 
 /*
  * The time of a fork or an exit: later than every event given a time so
@@ -962,7 +1009,7 @@ static __always_inline u64 rl_now_after_all(void)
 	u32 zero = 0, cpu;
 	struct rl_cpu *c;
 
-	for (cpu = 0; cpu < RL_MAX_CPUS; cpu++) {
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
 		c = bpf_map_lookup_percpu_elem(&cpu_state, &zero, cpu);
 		if (!c)
 			break;
