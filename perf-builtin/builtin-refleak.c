@@ -166,6 +166,7 @@ struct refleak_report {
 	bool			bpf_recording;
 	u64			nr_bpf_sites;
 	u64			nr_bpf_balanced;
+	u64			bpf_counted_ns;	/* how long the programs counted; 0: not said */
 	struct refleak_bpf_misses_rec bpf_misses;
 	/* options */
 	const char		*input_name;
@@ -652,10 +653,14 @@ static int rl_on_bpf_record(struct refleak_report *rep, struct perf_sample *samp
 	u64 nr = 0;
 	int i;
 
-	if (sample->raw_size >= sizeof(*end) && end->type == REFLEAK_BPF_REC_END) {
+	if (sample->raw_size >= offsetof(typeof(*end), counting_ns) &&
+	    end->type == REFLEAK_BPF_REC_END) {
 		/* the objects written may all be older than the end, and the exits */
 		if (sample->time > rep->last_time)
 			rep->last_time = sample->time;
+		if (sample->raw_size >= sizeof(*end) && end->counting_ns &&
+		    end->counting_ns < sample->time)
+			rep->bpf_counted_ns = sample->time - end->counting_ns;
 		return 0;
 	}
 	if (sample->raw_size >= sizeof(*misses) && misses->type == REFLEAK_BPF_REC_MISSES) {
@@ -1717,6 +1722,9 @@ static void rl_print_bpf_footer(struct refleak_report *rep, FILE *fp)
 	};
 	const struct refleak_bpf_misses_rec *m = &rep->bpf_misses;
 
+	if (rep->bpf_counted_ns)
+		fprintf(fp, "# recorded with -b: counted in the kernel for the last %.3f s\n",
+			(double)rep->bpf_counted_ns / NSEC_PER_SEC);
 	fprintf(fp, "# recorded with -b: %" PRIu64
 		" balanced objects summed in the kernel (%" PRIu64 " sites);"
 		" counters born in no object followed: %" PRIu64 "\n",

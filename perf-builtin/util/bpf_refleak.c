@@ -17,9 +17,11 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/err.h>
 #include <linux/string.h>
+#include <linux/time64.h>
 #include <linux/perf_event.h>
 #include <linux/zalloc.h>
 #include <bpf/bpf.h>
@@ -49,6 +51,8 @@
 static struct refleak_bpf *skel;
 static struct refleak_bpf_opts rl_opts;
 static bool rl_enabled;
+/* when the programs began to count, CLOCK_MONOTONIC */
+static u64 rl_counting_ns;
 
 struct rl_counts {
 	u64	seen[RL_BPF_NR_EV_KINDS];
@@ -118,12 +122,89 @@ int refleak_bpf_enable(const struct refleak_bpf_opts *opts)
 	return 0;
 }
 
+static u64 rl_monotonic_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * NSEC_PER_SEC + t.tv_nsec;
+}
+
+static double rl_seconds_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * -v: the verifier's own account of each program (BPF_LOG_STATS: a few
+ * lines, no instruction log), where the time to start goes
+ */
+#define RL_VERIFIER_STATS	4	/* BPF_LOG_STATS, kernel/bpf/log.c */
+#define RL_VERIFIER_LOG_SIZE	512
+
+static char *rl_verifier_logs;
+
+static void rl_verifier_stats_ask(void)
+{
+	struct bpf_program *prog;
+	int i = 0, n = 0;
+
+	if (verbose <= 0)
+		return;
+	bpf_object__for_each_program(prog, skel->obj)
+		n++;
+	rl_verifier_logs = calloc(n, RL_VERIFIER_LOG_SIZE);
+	if (!rl_verifier_logs)
+		return;
+	bpf_object__for_each_program(prog, skel->obj) {
+		bpf_program__set_log_level(prog, RL_VERIFIER_STATS);
+		bpf_program__set_log_buf(prog, rl_verifier_logs + i++ * RL_VERIFIER_LOG_SIZE,
+					 RL_VERIFIER_LOG_SIZE);
+	}
+}
+
+static void rl_verifier_stats_show(void)
+{
+	unsigned long long usec, sum_usec = 0, insns, sum_insns = 0;
+	struct bpf_program *prog;
+	const char *log, *at;
+	int i = 0;
+
+	if (!rl_verifier_logs)
+		return;
+	bpf_object__for_each_program(prog, skel->obj) {
+		log = rl_verifier_logs + i++ * RL_VERIFIER_LOG_SIZE;
+		if (!bpf_program__autoload(prog))
+			continue;
+		usec = insns = 0;
+		at = strstr(log, "verification time ");
+		if (at)
+			usec = strtoull(at + strlen("verification time "), NULL, 10);
+		at = strstr(log, "processed ");
+		if (at)
+			insns = strtoull(at + strlen("processed "), NULL, 10);
+		sum_usec += usec;
+		sum_insns += insns;
+		pr_debug("perf refleak: %s: %zu instructions, %llu verified in %.3f s\n",
+			 bpf_program__name(prog), bpf_program__insn_cnt(prog), insns, usec / 1e6);
+	}
+	pr_debug("perf refleak: verified %llu instructions in %.3f s\n", sum_insns, sum_usec / 1e6);
+	zfree(&rl_verifier_logs);
+}
+
 /* open, size, load and attach the programs, and enable them; 0 or -1 */
 static int rl_load(void)
 {
+	struct bpf_program *prog;
+	struct timespec t0;
+	double opened, loaded;
+	int err, nr_progs = 0;
 	u32 n;
-	int err;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	skel = refleak_bpf__open();
 	if (!skel) {
 		pr_err("perf refleak: cannot open the BPF programs\n");
@@ -142,8 +223,12 @@ static int rl_load(void)
 		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_1, false);
 		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_2, false);
 	}
+	rl_verifier_stats_ask();
+	opened = rl_seconds_since(&t0);
 
 	err = refleak_bpf__load(skel);
+	loaded = rl_seconds_since(&t0);
+	rl_verifier_stats_show();
 	if (err) {
 		pr_err("perf refleak: cannot load the BPF programs (%d): a kernel with BTF (CONFIG_DEBUG_INFO_BTF) and the ref_trace events is needed\n",
 		       err);
@@ -156,8 +241,15 @@ static int rl_load(void)
 	}
 	/* every program of an event runs from here: its events are counted */
 	skel->bss->enabled = 1;
+	rl_counting_ns = rl_monotonic_ns();
 	rl_settle();
 	rl_read_counts(&rl_start, true);
+	bpf_object__for_each_program(prog, skel->obj)
+		nr_progs += bpf_program__autoload(prog);
+	pr_debug("perf refleak: BPF programs opened in %.3f s, loaded in %.3f s, attached in %.3f s\n",
+		 opened, loaded - opened, rl_seconds_since(&t0) - loaded);
+	fprintf(stderr, "[ perf refleak: counting in the kernel: %d BPF programs ready in %.1f s ]\n",
+		nr_progs, rl_seconds_since(&t0));
 	return 0;
 out:
 	refleak_bpf__destroy(skel);
@@ -833,7 +925,10 @@ static void rl_write_misses(struct rl_writer *w, const struct rl_counts *counts,
 /* last in time: when the programs stopped */
 static void rl_write_end(struct rl_writer *w, u64 end)
 {
-	struct refleak_bpf_end_rec rec = { .type = REFLEAK_BPF_REC_END, };
+	struct refleak_bpf_end_rec rec = {
+		.type = REFLEAK_BPF_REC_END,
+		.counting_ns = rl_counting_ns,
+	};
 
 	rl_write_sample(w, w->bpf_evsel, end, 0, 0, 0, 0, NULL, &rec, sizeof(rec));
 }
@@ -843,7 +938,6 @@ ssize_t refleak_bpf_write(struct perf_session *session)
 	struct rl_writer w = { .session = session, };
 	struct hashmap_entry *cur;
 	struct rl_counts end;
-	struct timespec now;
 	u64 end_ns;
 	size_t bkt;
 	int i;
@@ -865,8 +959,7 @@ ssize_t refleak_bpf_write(struct perf_session *session)
 	}
 	/* the maps stay as they are from here */
 	refleak_bpf__detach(skel);
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	end_ns = now.tv_sec * 1000000000ULL + now.tv_nsec;
+	end_ns = rl_monotonic_ns();
 
 	w.machine = &session->machines.host;
 	w.stacks_fd = bpf_map__fd(skel->maps.stacks);

@@ -65,11 +65,13 @@ struct refleak_bpf_misses_rec {
 /*
  * The end of the recording, the time the programs stopped: its sample's.
  * Balanced objects write nothing, so the last object written may be long
- * before it, and before the exits the verdicts count from.
+ * before it, and before the exits the verdicts count from.  @counting_ns:
+ * when the programs began to count, after loading (0: not said).
  */
 struct refleak_bpf_end_rec {
 	u32	type;
 	u32	pad;
+	u64	counting_ns;
 };
 
 struct refleak_bpf_opts {
