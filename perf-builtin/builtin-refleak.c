@@ -2812,7 +2812,7 @@ static int rl_record(int argc, const char **argv)
 	bool kmem_only = false, bpf = false;
 	int i, rec_argc, cmd = 0, ret;
 	const struct option options[] = {
-	OPT_BOOLEAN('b', "bpf", &bpf,
+	OPT_BOOLEAN('b', "use-bpf", &bpf,
 		    "follow the objects in the kernel (BPF): only what is not balanced is written"),
 	OPT_UINTEGER(0, "map-nr-entries", &bpf_opts.nr_entries,
 		     "with -b: how many live objects can be followed"),
