@@ -204,6 +204,41 @@ if [ -w "$drv/control" ]; then
 	echo reclaim > "$drv/control"
 fi
 
+# A system-wide -b recording: another process makes the driver's leaks as
+# soon as the recording says that it counts, and they are found.
+if [ -w "$drv/control" ]; then
+	echo reclaim > "$drv/control"
+	reclaim_needed=1
+	perf refleak record -b -o "$tmpdir/sys-b.data" > /dev/null 2> "$tmpdir/sys.err" &
+	rec=$!
+	waited=0
+	while ! grep -q '^\[ perf refleak: counting in the kernel' "$tmpdir/sys.err" &&
+		kill -0 $rec 2> /dev/null && [ $waited -lt 300 ]; do
+		sleep 0.1
+		waited=$((waited + 1))
+	done
+	sh -c "echo leak_ref 3 cache > $drv/control"
+	sleep 2
+	kill -INT $rec 2> /dev/null
+	wait $rec
+	if grep -q '^\[ perf refleak: counting in the kernel' "$tmpdir/sys.err" &&
+		perf refleak report -i "$tmpdir/sys-b.data" --json > "$tmpdir/sys-b.json" \
+			2>> "$tmpdir/sys.err"; then
+		pass "system-wide: $(grep '^\[ perf refleak: counting' "$tmpdir/sys.err")"
+		if findings "$tmpdir/sys-b.json" |
+			grep -q '^[a-z_]* [a-z]* test_refleak_leak_ref+0x[0-9a-f]* 3 '; then
+			pass "system-wide: the leaks made right after the start line are found"
+		else
+			fail "system-wide: the leaks made right after the start line are not found:"
+			findings "$tmpdir/sys-b.json"
+		fi
+	else
+		fail "system-wide: no start line in $((waited / 10)) s, or no report:"
+		head -n 20 "$tmpdir/sys.err"
+	fi
+	echo reclaim > "$drv/control"
+fi
+
 if record_both stock -- perf bench sched messaging -g 1 -l 5; then
 	same_findings stock
 	if [ -s "$tmpdir/stock-b.findings" ]; then
