@@ -2789,7 +2789,7 @@ static int rl_record_bpf_usage(bool kmem_only, const char *refs, int argc, const
 }
 
 /* -b: a perf built with the BPF programs, a kernel with BTF.  0 or the exit status. */
-static int rl_record_bpf(const struct refleak_bpf_opts *opts)
+static int rl_record_bpf(void)
 {
 	if (!refleak_bpf_built()) {
 		pr_err("perf refleak record: -b needs a perf built with BPF skeletons (clang and BUILD_BPF_SKEL=1); record without -b\n");
@@ -2799,13 +2799,14 @@ static int rl_record_bpf(const struct refleak_bpf_opts *opts)
 		pr_err("perf refleak record: -b needs the kernel's BTF (/sys/kernel/btf/vmlinux: CONFIG_DEBUG_INFO_BTF=y); record without -b\n");
 		return RL_EXIT_FATAL;
 	}
-	return refleak_bpf_enable(opts) ? RL_EXIT_FATAL : 0;
+	return 0;
 }
 
 static int rl_record(int argc, const char **argv)
 {
 	const char *settle = REFLEAK_DEFAULT_SETTLE;
-	struct refleak_bpf_opts bpf_opts = { .nr_entries = REFLEAK_BPF_DEFAULT_ENTRIES, };
+	unsigned int nr_bpf_entries = REFLEAK_BPF_DEFAULT_ENTRIES;
+	char bpf_entries[16];
 	const char *refs = NULL;
 	char *refs_filter = NULL;
 	const char **rec_argv;
@@ -2814,7 +2815,7 @@ static int rl_record(int argc, const char **argv)
 	const struct option options[] = {
 	OPT_BOOLEAN('b', "use-bpf", &bpf,
 		    "follow the objects in the kernel (BPF): only what is not balanced is written"),
-	OPT_UINTEGER(0, "map-nr-entries", &bpf_opts.nr_entries,
+	OPT_UINTEGER(0, "map-nr-entries", &nr_bpf_entries,
 		     "with -b: how many live objects can be followed"),
 	OPT_BOOLEAN(0, "kmem-only", &kmem_only,
 		    "record the kmem events alone (a kernel without " REFLEAK_KCONFIG ")"),
@@ -2844,10 +2845,13 @@ static int rl_record(int argc, const char **argv)
 		return RL_EXIT_USAGE;
 	}
 
+	/* 0: the default, where perf record's --refleak-bpf=0 is off */
+	snprintf(bpf_entries, sizeof(bpf_entries), "%u",
+		 nr_bpf_entries ?: REFLEAK_BPF_DEFAULT_ENTRIES);
 	/* what this perf cannot do first, then what the kernel lacks */
 	ret = bpf ? rl_record_bpf_usage(kmem_only, refs, argc - 1, argv + 1) : 0;
 	if (!ret && bpf)
-		ret = rl_record_bpf(&bpf_opts);
+		ret = rl_record_bpf();
 	if (!ret)
 		ret = rl_record_check(kmem_only, refs, &refs_filter);
 	if (ret) {
@@ -2885,6 +2889,8 @@ static int rl_record(int argc, const char **argv)
 		rec_argv[rec_argc++] = "monotonic";
 		/* the programs keep the processes the report needs */
 		rec_argv[rec_argc++] = "--no-tracking";
+		rec_argv[rec_argc++] = "--refleak-bpf";
+		rec_argv[rec_argc++] = bpf_entries;
 	} else if (!rl_has_opt(argc - 1, argv + 1, "-m", "--mmap-pages")) {
 		rec_argv[rec_argc++] = "-m";
 		rec_argv[rec_argc++] = "1024";

@@ -50,7 +50,6 @@
 
 static struct refleak_bpf *skel;
 static struct refleak_bpf_opts rl_opts;
-static bool rl_enabled;
 /* when the programs began to count, CLOCK_MONOTONIC */
 static u64 rl_counting_ns;
 
@@ -113,13 +112,6 @@ static void rl_read_counts(struct rl_counts *n, bool unseen)
 		if (fd >= 0 && !bpf_prog_get_info_by_fd(fd, &info, &len))
 			n->unseen[i] = info.recursion_misses;
 	}
-}
-
-int refleak_bpf_enable(const struct refleak_bpf_opts *opts)
-{
-	rl_opts = *opts;
-	rl_enabled = true;
-	return 0;
 }
 
 static u64 rl_monotonic_ns(void)
@@ -257,10 +249,9 @@ out:
 	return -1;
 }
 
-int refleak_bpf_prepare(struct evlist *evlist)
+int refleak_bpf_prepare(struct evlist *evlist, unsigned int nr_entries)
 {
-	if (!rl_enabled)
-		return 0;
+	rl_opts.nr_entries = nr_entries;
 	if (parse_event(evlist, "bpf-output/name=" REFLEAK_BPF_EVENT "/")) {
 		pr_err("perf refleak: cannot add the %s event\n", REFLEAK_BPF_EVENT);
 		return -1;

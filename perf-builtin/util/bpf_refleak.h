@@ -93,8 +93,8 @@ static inline bool refleak_bpf_built(void)
 	return true;
 }
 
-int refleak_bpf_enable(const struct refleak_bpf_opts *opts);
-int refleak_bpf_prepare(struct evlist *evlist);
+/* perf record --refleak-bpf=<nr_entries>: load the programs; 0 or -1 */
+int refleak_bpf_prepare(struct evlist *evlist, unsigned int nr_entries);
 ssize_t refleak_bpf_write(struct perf_session *session);
 int refleak_bpf_top_start(const struct refleak_bpf_opts *opts);
 ssize_t refleak_bpf_top_read(struct refleak_bpf_site_now **sites, u64 *missed);
@@ -106,14 +106,10 @@ static inline bool refleak_bpf_built(void)
 	return false;
 }
 
-static inline int refleak_bpf_enable(const struct refleak_bpf_opts *opts __maybe_unused)
+static inline int refleak_bpf_prepare(struct evlist *evlist __maybe_unused,
+				      unsigned int nr_entries __maybe_unused)
 {
-	return -EOPNOTSUPP;
-}
-
-static inline int refleak_bpf_prepare(struct evlist *evlist __maybe_unused)
-{
-	return 0;
+	return -EOPNOTSUPP;	/* refleak record -b says why before */
 }
 
 static inline ssize_t refleak_bpf_write(struct perf_session *session __maybe_unused)
