@@ -63,6 +63,31 @@ struct rl_counts {
 /* the counts once every program runs (rl_events_missed()) */
 static struct rl_counts rl_start;
 
+/*
+ * The tracepoint of each event the programs take, as perf names it; its
+ * programs are rl_<name>_<k>, <name> the tracepoint's, k from 0 to
+ * RL_BPF_LEVELS - 1 in the order they run (refleak.bpf.c's RL_PROGS())
+ */
+static const char * const rl_ev_names[RL_BPF_NR_EV_KINDS] = {
+	[RL_BPF_KMALLOC]	= "kmem:kmalloc",
+	[RL_BPF_CACHE_ALLOC]	= "kmem:kmem_cache_alloc",
+	[RL_BPF_KFREE]		= "kmem:kfree",
+	[RL_BPF_CACHE_FREE]	= "kmem:kmem_cache_free",
+	[RL_BPF_KFREE_RCU]	= "kmem:kfree_rcu",
+	[RL_BPF_SET]		= "ref_trace:ref_trace_set",
+	[RL_BPF_FINAL_PUT]	= "ref_trace:ref_trace_final_put",
+	[RL_BPF_ANOMALY]	= "ref_trace:ref_trace_anomaly",
+};
+
+/* program @k of the event of @kind */
+static struct bpf_program *rl_prog(int kind, int k)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "rl_%s_%d", strchr(rl_ev_names[kind], ':') + 1, k);
+	return bpf_object__find_program_by_name(skel->obj, name);
+}
+
 /* the events in flight when the programs start or stop marking them land */
 static void rl_settle(void)
 {
@@ -77,16 +102,6 @@ static void rl_settle(void)
  */
 static void rl_read_counts(struct rl_counts *n, bool unseen)
 {
-	struct bpf_program *first_progs[RL_BPF_NR_EV_KINDS] = {
-		[RL_BPF_KMALLOC]	= skel->progs.rl_kmalloc_0,
-		[RL_BPF_CACHE_ALLOC]	= skel->progs.rl_kmem_cache_alloc_0,
-		[RL_BPF_KFREE]		= skel->progs.rl_kfree_0,
-		[RL_BPF_CACHE_FREE]	= skel->progs.rl_kmem_cache_free_0,
-		[RL_BPF_KFREE_RCU]	= skel->progs.rl_kfree_rcu_0,
-		[RL_BPF_SET]		= skel->progs.rl_ref_trace_set_0,
-		[RL_BPF_FINAL_PUT]	= skel->progs.rl_ref_trace_final_put_0,
-		[RL_BPF_ANOMALY]	= skel->progs.rl_ref_trace_anomaly_0,
-	};
 	int nr_cpus = libbpf_num_possible_cpus(), cpu, i;
 	struct rl_cpu *cpus;
 	u32 zero = 0;
@@ -106,7 +121,8 @@ static void rl_read_counts(struct rl_counts *n, bool unseen)
 	for (i = 0; unseen && i < RL_BPF_NR_EV_KINDS; i++) {
 		struct bpf_prog_info info = {};
 		u32 len = sizeof(info);
-		int fd = first_progs[i] ? bpf_program__fd(first_progs[i]) : -1;
+		struct bpf_program *first = rl_prog(i, 0);
+		int fd = first ? bpf_program__fd(first) : -1;
 
 		n->unseen[i] = 0;
 		if (fd >= 0 && !bpf_prog_get_info_by_fd(fd, &info, &len))
@@ -193,7 +209,7 @@ static int rl_load(void)
 	struct bpf_program *prog;
 	struct timespec t0;
 	double opened, loaded;
-	int err, nr_progs = 0;
+	int err, k, nr_progs = 0;
 	u32 n;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -210,10 +226,10 @@ static int rl_load(void)
 	bpf_map__set_max_entries(skel->maps.alloc_stacks, n / 4 ?: 1);
 	bpf_map__set_max_entries(skel->maps.procs, n / 4 ?: 1);
 	skel->rodata->nr_cpus = libbpf_num_possible_cpus();
-	if (!is_valid_tracepoint("kmem:kfree_rcu")) {
-		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_0, false);
-		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_1, false);
-		bpf_program__set_autoload(skel->progs.rl_kfree_rcu_2, false);
+	/* the kernel series' own event: without it, what RCU frees is not seen */
+	if (!is_valid_tracepoint(rl_ev_names[RL_BPF_KFREE_RCU])) {
+		for (k = 0; k < RL_BPF_LEVELS; k++)
+			bpf_program__set_autoload(rl_prog(RL_BPF_KFREE_RCU, k), false);
 	}
 	rl_verifier_stats_ask();
 	opened = rl_seconds_since(&t0);
@@ -732,17 +748,6 @@ static void rl_write_sites(struct rl_writer *w)
 				&r, sizeof(r.rec) + r.rec.nr_ips * sizeof(u64));
 	}
 }
-
-static const char * const rl_ev_names[RL_BPF_NR_EV_KINDS] = {
-	[RL_BPF_KMALLOC]	= "kmem:kmalloc",
-	[RL_BPF_CACHE_ALLOC]	= "kmem:kmem_cache_alloc",
-	[RL_BPF_KFREE]		= "kmem:kfree",
-	[RL_BPF_CACHE_FREE]	= "kmem:kmem_cache_free",
-	[RL_BPF_KFREE_RCU]	= "kmem:kfree_rcu",
-	[RL_BPF_SET]		= "ref_trace:ref_trace_set",
-	[RL_BPF_FINAL_PUT]	= "ref_trace:ref_trace_final_put",
-	[RL_BPF_ANOMALY]	= "ref_trace:ref_trace_anomaly",
-};
 
 /*
  * The events no program took, or two did (see rl_take() in refleak.bpf.c),
