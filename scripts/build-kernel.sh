@@ -12,6 +12,9 @@
 #   KERNEL_FLAVOR=realistic-life   the same with the life-cycle events only
 #                                  (+ kernel/configs/cost/refs-off.config),
 #                                  for 'make cost'; build/*-realistic-life
+#   KERNEL_FLAVOR=kasan            the small kernel with KASAN
+#                                  (+ kernel/configs/kasan/*.config: THREAD_SIZE
+#                                  32 KiB), for 'make kasan'; build/*-kasan
 . "$(dirname "$0")/lib.sh"
 
 tree=$("$TOP/scripts/assemble-tree.sh")
@@ -21,7 +24,8 @@ case $flavor in
 small) ;;
 realistic) base=defconfig suffix=-realistic KBUILD=$CACHE/kbuild-realistic-$KEY ;;
 realistic-off|realistic-life) base=defconfig suffix=-$flavor KBUILD=$CACHE/kbuild-$flavor-$KEY ;;
-*) die "KERNEL_FLAVOR=$flavor: small, realistic, realistic-off or realistic-life" ;;
+kasan) suffix=-kasan KBUILD=$CACHE/kbuild-kasan-$KEY ;;
+*) die "KERNEL_FLAVOR=$flavor: small, realistic, realistic-off, realistic-life or kasan" ;;
 esac
 # KERNEL_FRAGMENTS="a.config b.config" picks fragments from kernel/configs/
 # (e.g. guest.config alone for a kernel without our options).
@@ -33,6 +37,8 @@ elif [ "$flavor" = realistic-off ]; then
 elif [ "$flavor" = realistic-life ]; then
 	fragments=("$TOP/kernel/configs/refleak.config" "$TOP"/kernel/configs/realistic/*.config
 		   "$TOP/kernel/configs/cost/refs-off.config")
+elif [ "$flavor" = kasan ]; then
+	fragments=("$TOP"/kernel/configs/*.config "$TOP"/kernel/configs/kasan/*.config)
 elif [ -n "${KERNEL_FRAGMENTS:-}" ]; then
 	read -ra fragments <<< "$KERNEL_FRAGMENTS"
 	fragments=("${fragments[@]/#/$TOP/kernel/configs/}")
