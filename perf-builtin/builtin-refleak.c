@@ -649,7 +649,7 @@ static int rl_on_bpf_record(struct refleak_report *rep, struct perf_sample *samp
 	const struct refleak_bpf_misses_rec *misses = sample->raw_data;
 	const struct refleak_bpf_end_rec *end = sample->raw_data;
 	struct refleak_site_sum sum;
-	char cache[REFLEAK_BPF_CACHE_NAME];
+	char cache[RL_BPF_CACHE_NAME];
 	u64 nr = 0;
 	int i;
 
@@ -665,7 +665,7 @@ static int rl_on_bpf_record(struct refleak_report *rep, struct perf_sample *samp
 	}
 	if (sample->raw_size >= sizeof(*misses) && misses->type == REFLEAK_BPF_REC_MISSES) {
 		rep->bpf_misses = *misses;
-		for (i = 0; i < REFLEAK_BPF_NR_MISSES; i++)
+		for (i = 0; i < RL_BPF_NR_MISSES; i++)
 			nr += misses->nr[i];
 		/* the verdicts of objects alive then are uncertain, as with lost events */
 		if (nr)
@@ -685,21 +685,21 @@ static int rl_on_bpf_record(struct refleak_report *rep, struct perf_sample *samp
 		.cache			= cache,
 		.stack			= rec->nr_ips ? refleak__intern_stack(rep->rl, rec->ips,
 									      rec->nr_ips) : 0,
-		.nr_balanced		= rec->nr_balanced,
-		.nr_died		= rec->nr_died,
-		.died_first_ns		= rec->died_first_ns,
-		.died_last_ns		= rec->died_last_ns,
-		.max_life_ns		= rec->max_life_ns,
-		.nr_freed_after_zero	= rec->nr_freed_after_zero,
-		.nr_freed_live_ctr	= rec->nr_freed_live_ctr,
-		.nr_freed_all_zero	= rec->nr_freed_all_zero,
-		.max_freed_put_ns	= rec->max_freed_put_ns,
-		.max_put_free_ns	= rec->max_put_free_ns,
-		.put_offset		= rec->put_offset,
-		.nr_puts_at_offset	= rec->nr_puts_at_offset,
+		.nr_balanced		= rec->sum.nr_balanced,
+		.nr_died		= rec->sum.nr_died,
+		.died_first_ns		= rec->sum.died_first_ns,
+		.died_last_ns		= rec->sum.died_last_ns,
+		.max_life_ns		= rec->sum.max_life_ns,
+		.nr_freed_after_zero	= rec->sum.nr_freed_after_zero,
+		.nr_freed_live_ctr	= rec->sum.nr_freed_live_ctr,
+		.nr_freed_all_zero	= rec->sum.nr_freed_all_zero,
+		.max_freed_put_ns	= rec->sum.max_freed_put_ns,
+		.max_put_free_ns	= rec->sum.max_put_free_ns,
+		.put_offset		= rec->sum.put_offset,
+		.nr_puts_at_offset	= rec->sum.nr_puts_at_offset,
 	};
 	rep->nr_bpf_sites++;
-	rep->nr_bpf_balanced += rec->nr_balanced;
+	rep->nr_bpf_balanced += rec->sum.nr_balanced;
 	return refleak__site_sum(rep->rl, &sum);
 }
 
@@ -1715,10 +1715,15 @@ static bool rl_kernel_follows(struct refleak_report *rep, const char *kind)
 /* what the kernel kept of a -b recording, and what it missed */
 static void rl_print_bpf_footer(struct refleak_report *rep, FILE *fp)
 {
-	static const char * const miss_names[REFLEAK_BPF_NR_MISSES] = {
-		"object map full", "counter map full", "object log full",
-		"report map full", "site map full", "stacks lost", "events not taken",
-		"process map full",
+	static const char * const miss_names[RL_BPF_NR_MISSES] = {
+		[RL_BPF_MISS_OBJECTS]	= "object map full",
+		[RL_BPF_MISS_COUNTERS]	= "counter map full",
+		[RL_BPF_MISS_LOG]	= "object log full",
+		[RL_BPF_MISS_REPORTS]	= "report map full",
+		[RL_BPF_MISS_SITES]	= "site map full",
+		[RL_BPF_MISS_STACKS]	= "stacks lost",
+		[RL_BPF_MISS_NESTED]	= "events not taken",
+		[RL_BPF_MISS_PROCS]	= "process map full",
 	};
 	const struct refleak_bpf_misses_rec *m = &rep->bpf_misses;
 
@@ -1730,7 +1735,7 @@ static void rl_print_bpf_footer(struct refleak_report *rep, FILE *fp)
 		" counters born in no object followed: %" PRIu64 "\n",
 		rep->nr_bpf_balanced, rep->nr_bpf_sites, m->nr_unplaced_sets);
 	rl_print_list(fp, "# missed in the kernel: ", miss_names, m->nr,
-		      REFLEAK_BPF_NR_MISSES, true);
+		      RL_BPF_NR_MISSES, true);
 }
 
 static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns)

@@ -727,18 +727,7 @@ static void rl_write_sites(struct rl_writer *w)
 			rl_cache_name(w, key.cache, r.rec.cache);
 		else
 			snprintf(r.rec.cache, sizeof(r.rec.cache), "%s", "kmalloc");
-		r.rec.nr_balanced = s.nr_balanced;
-		r.rec.nr_died = s.nr_died;
-		r.rec.died_first_ns = s.died_first_ns;
-		r.rec.died_last_ns = s.died_last_ns;
-		r.rec.max_life_ns = s.max_life_ns;
-		r.rec.nr_freed_after_zero = s.nr_freed_after_zero;
-		r.rec.nr_freed_live_ctr = s.nr_freed_live_ctr;
-		r.rec.nr_freed_all_zero = s.nr_freed_all_zero;
-		r.rec.max_freed_put_ns = s.max_freed_put_ns;
-		r.rec.max_put_free_ns = s.max_put_free_ns;
-		r.rec.put_offset = s.put_offset;
-		r.rec.nr_puts_at_offset = s.nr_puts_at_offset;
+		r.rec.sum = s;
 		st = rl_stack(w, key.stack);
 		if (st) {
 			r.rec.nr_ips = st->nr;
@@ -893,7 +882,7 @@ static void rl_write_misses(struct rl_writer *w, const struct rl_counts *counts,
 	u64 recursion;
 	int i;
 
-	for (i = 0; i < RL_BPF_NR_MISSES && i < REFLEAK_BPF_NR_MISSES; i++)
+	for (i = 0; i < RL_BPF_NR_MISSES; i++)
 		rec.nr[i] = skel->bss->misses[i];
 	rec.first_ns = skel->bss->first_miss_ns;
 	rec.last_ns = skel->bss->last_miss_ns;

@@ -8,6 +8,8 @@
 #include <linux/compiler.h>
 #include <linux/types.h>
 
+#include "util/bpf_skel/refleak_data.h"
+
 struct evlist;
 struct perf_session;
 
@@ -27,30 +29,19 @@ enum refleak_bpf_rec_type {
 	REFLEAK_BPF_REC_END,
 };
 
-#define REFLEAK_BPF_CACHE_NAME	32
-
-/* the balanced objects of one allocation site and stack (raw data) */
+/*
+ * The balanced objects of one allocation site and stack (raw data): the
+ * sum as the programs keep it in their map (refleak_data.h), and the
+ * allocation stack's kernel frames
+ */
 struct refleak_bpf_site_rec {
 	u32	type;
 	u32	nr_ips;
 	u64	call_site;
-	char	cache[REFLEAK_BPF_CACHE_NAME];
-	u64	nr_balanced;
-	u64	nr_died;
-	u64	died_first_ns;
-	u64	died_last_ns;
-	u64	max_life_ns;
-	u64	nr_freed_after_zero;
-	u64	nr_freed_live_ctr;
-	u64	nr_freed_all_zero;
-	u64	max_freed_put_ns;
-	u64	max_put_free_ns;
-	u64	put_offset;
-	u64	nr_puts_at_offset;
-	u64	ips[];		/* the allocation stack, kernel frames */
+	char	cache[RL_BPF_CACHE_NAME];
+	struct rl_bpf_site sum;
+	u64	ips[];
 };
-
-#define REFLEAK_BPF_NR_MISSES	8
 
 /* what the programs could not keep (raw data) */
 struct refleak_bpf_misses_rec {
@@ -58,7 +49,7 @@ struct refleak_bpf_misses_rec {
 	u32	pad;
 	u64	first_ns;
 	u64	last_ns;
-	u64	nr[REFLEAK_BPF_NR_MISSES];
+	u64	nr[RL_BPF_NR_MISSES];	/* enum rl_bpf_miss */
 	u64	nr_unplaced_sets;
 };
 
@@ -84,7 +75,7 @@ struct refleak_bpf_site_now {
 	u64	cache;		/* struct kmem_cache *, 0: kmalloc() */
 	u64	nr_objects;
 	u64	oldest_ns;	/* the allocation of the oldest, CLOCK_MONOTONIC */
-	char	cache_name[REFLEAK_BPF_CACHE_NAME];
+	char	cache_name[RL_BPF_CACHE_NAME];
 };
 
 #ifdef HAVE_BPF_SKEL
