@@ -1065,16 +1065,20 @@ static bool rl_class_keeps_refs(enum refleak_class class)
 /*
  * The 'record --refs' argument that would trace a group's cache; a kmalloc
  * size class is read from the objects' size (kmalloc-<n>, or a kmalloc-cg-,
- * -rcl-, -rnd- variant: the glob takes them all).
+ * -rcl-, -rnd- variant: the glob takes them all).  From 1024 bytes on the
+ * slab names the size in KiB (mm/slab_common.c: kmalloc-1k, kmalloc-cg-4k).
  */
 static void rl_refs_arg(struct refleak_group *g, char *buf, size_t size)
 {
 	const char *cache = g->site->cache ?: "?";
+	u64 bytes = g->count && g->bytes % g->count == 0 ? g->bytes / g->count : 0;
 
 	if (strcmp(cache, REFLEAK_KMALLOC))
 		scnprintf(buf, size, "%s", cache);
-	else if (g->count && g->bytes % g->count == 0)
-		scnprintf(buf, size, "'kmalloc-*%" PRIu64 "'", g->bytes / g->count);
+	else if (bytes >= 1024 && bytes % 1024 == 0)
+		scnprintf(buf, size, "'kmalloc-*%" PRIu64 "k'", bytes / 1024);
+	else if (bytes)
+		scnprintf(buf, size, "'kmalloc-*%" PRIu64 "'", bytes);
 	else
 		scnprintf(buf, size, "'kmalloc-*'");
 }
