@@ -204,22 +204,24 @@ if [ -w "$drv/control" ]; then
 	echo reclaim > "$drv/control"
 fi
 
-# A system-wide -b recording: another process makes the driver's leaks as
-# soon as the recording says that it counts, and they are found.
+# A system-wide -b recording (of the whole system while its command
+# sleeps, the command started once the programs count): another process
+# makes the driver's leaks as soon as the recording says that it counts,
+# and they are found.  No signal stops it: a background job ignores
+# SIGINT until perf record handles it.
 if [ -w "$drv/control" ]; then
 	echo reclaim > "$drv/control"
 	reclaim_needed=1
-	perf refleak record -b -o "$tmpdir/sys-b.data" > /dev/null 2> "$tmpdir/sys.err" &
+	perf refleak record -b --settle 0 -o "$tmpdir/sys-b.data" -- sleep 3 \
+		> /dev/null 2> "$tmpdir/sys.err" &
 	rec=$!
 	waited=0
 	while ! grep -q '^\[ perf refleak: counting in the kernel' "$tmpdir/sys.err" &&
-		kill -0 $rec 2> /dev/null && [ $waited -lt 300 ]; do
+		kill -0 $rec 2> /dev/null; do
 		sleep 0.1
 		waited=$((waited + 1))
 	done
 	sh -c "echo leak_ref 3 cache > $drv/control"
-	sleep 2
-	kill -INT $rec 2> /dev/null
 	wait $rec
 	if grep -q '^\[ perf refleak: counting in the kernel' "$tmpdir/sys.err" &&
 		perf refleak report -i "$tmpdir/sys-b.data" --json > "$tmpdir/sys-b.json" \
