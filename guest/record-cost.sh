@@ -34,6 +34,36 @@ run() {
 	rm -f /tmp/cost.data
 }
 cat /proc/kallsyms > /out/kallsyms
+# Start-up: from the command to the line saying that the programs count
+# (record -b), and each whole with nothing to record ('-- true').
+# /proc/uptime: hundredths of a second.
+now() { read -r up _ < /proc/uptime; echo "$up"; }
+startup() { # <label> <perf refleak record options...>
+	label=$1
+	shift
+	t0=$(now)
+	perf refleak record "$@" -o /tmp/startup.data -- true 2>&1 > /dev/null |
+		while read -r line; do
+			case $line in
+			"[ perf refleak: counting"*) now > /tmp/startup.line ;;
+			esac
+			echo "$line"
+		done > "/out/startup-$label.err"
+	t1=$(now)
+	line=-
+	[ -f /tmp/startup.line ] && line=$(awk -v a="$t0" -v b="$(cat /tmp/startup.line)" \
+		'BEGIN { printf "%.2f", b - a }')
+	echo "$label $line $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')" \
+		>> /out/startup.txt
+	rm -f /tmp/startup.line /tmp/startup.data
+}
+rm -f /out/startup.txt
+startup plain --settle 0
+if [ -r /sys/kernel/btf/vmlinux ]; then
+	startup bpf --settle 0 -b
+	# -v: what the verifier did with each program
+	startup bpf-v --settle 0 -b -v
+fi
 run none none
 # shellcheck disable=SC2086 # the event list is split on purpose
 run kmem-nocg perf record -a -R -c 1 -m 1024 $kmem

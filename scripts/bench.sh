@@ -34,6 +34,14 @@ record_cost() {
 	GUEST_ICOUNT=$icount GUEST_TIMEOUT=${GUEST_TIMEOUT:-$((icount ? 5400 : 900))} BZIMAGE=$img \
 		"$TOP/scripts/run-guest.sh" "$TOP/guest/record-cost.sh" "$c" $bins >&2 ||
 		die "the record-cost guest failed (see $c/console.log)"
+	if [ -f "$c/startup.txt" ]; then
+		echo "Start-up ($kernel guest kernel, $clock): perf refleak record [-b] -- true, one run"
+		printf '%-12s %16s %10s\n' recording "to start line" whole
+		awk '{ printf "%-12s %16s %10s\n", $1, $2, $3 }' "$c/startup.txt"
+		sed -n 's/^perf refleak: \(verified .*\|BPF programs opened .*\)/  \1/p' \
+			"$c/startup-bpf-v.err" 2>/dev/null
+		echo
+	fi
 	echo "Recording cost ($kernel guest kernel): guest/workload/balanced.c for ${RECORD_COST_SECONDS:-15} $clock each, one run"
 	printf '%-12s %12s %10s %10s %8s\n' recording iterations/s "MB/s" "MB" lost
 	for label in none kmem-nocg kmem-g kmem-put-g refleak refs-pid refs-none none-again bpf bpf-long; do
