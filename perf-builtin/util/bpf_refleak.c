@@ -148,10 +148,11 @@ static double rl_seconds_since(const struct timespec *t0)
 
 /*
  * -v: the verifier's own account of each program (BPF_LOG_STATS: a few
- * lines, no instruction log), where the time to start goes
+ * lines, no instruction log), where the time to start goes.  A log too
+ * small for them would fail the load (-ENOSPC): they take about 200 bytes.
  */
 #define RL_VERIFIER_STATS	4	/* BPF_LOG_STATS, kernel/bpf/log.c */
-#define RL_VERIFIER_LOG_SIZE	512
+#define RL_VERIFIER_LOG_SIZE	1024
 
 static char *rl_verifier_logs;
 
