@@ -188,7 +188,8 @@ static void rl_verifier_stats_show(void)
 		log = rl_verifier_logs + i++ * RL_VERIFIER_LOG_SIZE;
 		if (!bpf_program__autoload(prog))
 			continue;
-		usec = insns = 0;
+		usec = 0;
+		insns = 0;
 		at = strstr(log, "verification time ");
 		if (at)
 			usec = strtoull(at + strlen("verification time "), NULL, 10);
@@ -257,7 +258,8 @@ static int rl_load(void)
 		nr_progs += bpf_program__autoload(prog);
 	pr_debug("perf refleak: BPF programs opened in %.3f s, loaded in %.3f s, attached in %.3f s\n",
 		 opened, loaded - opened, rl_seconds_since(&t0) - loaded);
-	fprintf(stderr, "[ perf refleak: counting in the kernel: %d BPF programs ready in %.1f s ]\n",
+	fprintf(stderr,
+		"[ perf refleak: counting in the kernel: %d BPF programs ready in %.1f s ]\n",
 		nr_progs, rl_seconds_since(&t0));
 	return 0;
 out:
