@@ -71,11 +71,7 @@
 #define REFLEAK_SET_TP		"ref_trace:ref_trace_set"
 #define REFLEAK_ANOMALY_TP	"ref_trace:ref_trace_anomaly"
 #define REFLEAK_REF_TP		"ref_trace:ref_trace_ref"
-#define REFLEAK_PUT_SYS		"ref_trace"
 #define REFLEAK_KFREE_RCU_TP	"kmem:kfree_rcu"
-#define REFLEAK_PUT_NAME	"ref_trace_final_put"
-#define REFLEAK_SET_NAME	"ref_trace_set"
-#define REFLEAK_ANOMALY_NAME	"ref_trace_anomaly"
 /* seconds 'record -- <command>' goes on after the command, see rl_record() */
 #define REFLEAK_DEFAULT_SETTLE	"2"
 #define REFLEAK_KCONFIG		"CONFIG_REF_TRACE"
@@ -352,12 +348,12 @@ static bool rl_symbol(void *ctx, u64 ip, const char **name, u64 *start)
 /*
  * Note a sample's time and CPU.  Returns true when the sample is a copy of
  * its CPU's previous one, identical byte for byte (time, event, payload
- * and stack), which is then not a second event.  perf record writes such
- * copies when the kernel adds to a ring buffer between perf_mmap__push()'s
- * two reads of its head: the records written in between are pushed again
- * after the next FINISHED_ROUND (fixed in util/mmap.c by this series' perf
- * mmap patch; recordings of a perf without it still hold them, a few in a
- * million samples, and a final put twice made a double put of one).
+ * and stack), which is then not a second event.  A perf record whose
+ * perf_mmap__push() pushes again what the kernel added to a ring buffer
+ * between its two reads of the head writes such copies after the next
+ * FINISHED_ROUND: util/mmap.c consumes only what it pushed, but a
+ * recording made by another perf may hold them (a few in a million
+ * samples; a final put written twice would be a double put).
  * A real event cannot repeat within a nanosecond; with an unstable clock
  * (below) it can, and one repeated with nothing between on its CPU would
  * be dropped too.
@@ -784,7 +780,6 @@ static int process_lost_samples_event(const struct perf_tool *tool, union perf_e
 	return 0;
 }
 
-/* a process's last thread exited: its objects may now be judged as leaks */
 /* a new process (not a thread): what its parent allocated before may be its own */
 static int process_fork_event(const struct perf_tool *tool, union perf_event *event,
 			      struct perf_sample *sample, struct machine *machine)
@@ -797,6 +792,7 @@ static int process_fork_event(const struct perf_tool *tool, union perf_event *ev
 	return perf_event__process_fork(tool, event, sample, machine);
 }
 
+/* a process's last thread exited: its objects may now be judged as leaks */
 static int process_exit_event(const struct perf_tool *tool, union perf_event *event,
 			      struct perf_sample *sample, struct machine *machine)
 {
@@ -1715,7 +1711,6 @@ static bool rl_kernel_follows(struct refleak_report *rep, const char *kind)
 	return false;
 }
 
-/* the counters the verdicts rest on, after the findings */
 /* what the kernel kept of a -b recording, and what it missed */
 static void rl_print_bpf_footer(struct refleak_report *rep, FILE *fp)
 {
@@ -1742,6 +1737,7 @@ static void rl_print_bpf_footer(struct refleak_report *rep, FILE *fp)
 		      RL_BPF_NR_MISSES, true);
 }
 
+/* the counters the verdicts rest on, after the findings */
 static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns)
 {
 	const struct refleak_stats *st = refleak__stats(rep->rl);

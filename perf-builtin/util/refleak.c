@@ -301,11 +301,6 @@ const char *refleak_stack_kind__name(enum refleak_stack_kind kind)
 	return kind < REFLEAK_NR_STACK_KINDS ? stack_kind_names[kind] : "unknown";
 }
 
-bool refleak_class__suspicious(enum refleak_class class)
-{
-	return class < REFLEAK_BALANCED;
-}
-
 enum refleak_tier refleak_class__tier(enum refleak_class class)
 {
 	return class < REFLEAK_NR_CLASSES ? class_info[class].tier : REFLEAK_TIER_NONE;
@@ -410,11 +405,6 @@ struct refleak *refleak__new(const struct refleak_config *cfg)
 	return rl;
 }
 
-const struct refleak_config *refleak__config(struct refleak *rl)
-{
-	return &rl->cfg;
-}
-
 static void rl_obj__free(struct rl_obj *o)
 {
 	refleak_ledger__delete(o->ledger);
@@ -500,7 +490,8 @@ void refleak__delete(struct refleak *rl)
 	free(rl);
 }
 
-const char *refleak__intern_str(struct refleak *rl, const char *s)
+/* a string (a cache's name) kept once, for the engine's life */
+static const char *rl_intern_str(struct refleak *rl, const char *s)
 {
 	char *dup;
 
@@ -1286,7 +1277,7 @@ static bool rl_rcu_pending_del(struct refleak *rl, u64 ptr)
 
 int refleak__alloc(struct refleak *rl, const struct refleak_alloc_ev *ev)
 {
-	const char *cache = refleak__intern_str(rl, ev->cache ? ev->cache : REFLEAK_KMALLOC);
+	const char *cache = rl_intern_str(rl, ev->cache ? ev->cache : REFLEAK_KMALLOC);
 	u64 size = ev->bytes_alloc ? ev->bytes_alloc : 1;
 	struct rl_obj *o;
 
@@ -1426,7 +1417,7 @@ static void rl_died(struct refleak *rl, const struct rl_obj *o, u64 time)
 
 int refleak__free(struct refleak *rl, const struct refleak_free_ev *ev)
 {
-	const char *cache = ev->cache ? refleak__intern_str(rl, ev->cache) : NULL;
+	const char *cache = ev->cache ? rl_intern_str(rl, ev->cache) : NULL;
 	struct rl_obj *o;
 
 	rl_advance(rl, ev->time);
@@ -1600,7 +1591,7 @@ int refleak__set(struct refleak *rl, const struct refleak_set_ev *ev)
 static int rl_anomaly_orphan(struct refleak *rl, const struct refleak_anomaly_ev *ev)
 {
 	struct rl_obj o = { .anomaly = ev->type + 1, };
-	const char *none = refleak__intern_str(rl, "-");
+	const char *none = rl_intern_str(rl, "-");
 	struct refleak_site *site;
 	struct refleak_group *g;
 
@@ -1685,7 +1676,7 @@ int refleak__ref(struct refleak *rl, const struct refleak_ref_ev *ev)
 
 int refleak__site_sum(struct refleak *rl, const struct refleak_site_sum *sum)
 {
-	const char *cache = refleak__intern_str(rl, sum->cache);
+	const char *cache = rl_intern_str(rl, sum->cache);
 	struct refleak_site *site = cache ? rl_site(rl, sum->call_site, cache) : NULL;
 	struct rl_stack_life *st = rl_stack_life(rl, sum->stack);
 	struct rl_offsets *offs;

@@ -97,7 +97,6 @@ const char *refleak_class__name(enum refleak_class class);
 const char *refleak_class__help(enum refleak_class class);
 const char *refleak_class__age(enum refleak_class class);
 const char *refleak_stack_kind__name(enum refleak_stack_kind kind);
-bool refleak_class__suspicious(enum refleak_class class);
 enum refleak_tier refleak_class__tier(enum refleak_class class);
 const char *refleak_tier__name(enum refleak_tier tier);
 /* JSON key / text name of an evidence */
@@ -372,16 +371,12 @@ struct refleak;
 
 struct refleak *refleak__new(const struct refleak_config *cfg);
 void refleak__delete(struct refleak *rl);
-const struct refleak_config *refleak__config(struct refleak *rl);
 
 /* Intern a callchain once per distinct stack; returns id > 0, 0 on error/empty */
 u32 refleak__intern_stack(struct refleak *rl, const u64 *ips, u32 nr);
 const u64 *refleak__stack(struct refleak *rl, u32 id, u32 *nr);
 /* the engine's stacks, and what their frames are */
 struct refleak_stacks *refleak__stacks(struct refleak *rl);
-
-/* Intern a string (cache / function names) */
-const char *refleak__intern_str(struct refleak *rl, const char *s);
 
 int refleak__alloc(struct refleak *rl, const struct refleak_alloc_ev *ev);
 int refleak__free(struct refleak *rl, const struct refleak_free_ev *ev);
