@@ -49,7 +49,6 @@
 #define RL_MAX_STACK	RL_BPF_MAX_STACK
 
 static struct refleak_bpf *skel;
-static struct refleak_bpf_opts rl_opts;
 /* when the programs began to count, CLOCK_MONOTONIC */
 static u64 rl_counting_ns;
 
@@ -138,12 +137,9 @@ static u64 rl_monotonic_ns(void)
 	return t.tv_sec * NSEC_PER_SEC + t.tv_nsec;
 }
 
-static double rl_seconds_since(const struct timespec *t0)
+static double rl_seconds_since(u64 start_ns)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) + (t.tv_nsec - t0->tv_nsec) / 1e9;
+	return (double)(rl_monotonic_ns() - start_ns) / NSEC_PER_SEC;
 }
 
 /*
@@ -205,22 +201,24 @@ static void rl_verifier_stats_show(void)
 	zfree(&rl_verifier_logs);
 }
 
-/* open, size, load and attach the programs, and enable them; 0 or -1 */
-static int rl_load(void)
+/*
+ * open, size (@nr_entries objects followed at once, 0: the default), load
+ * and attach the programs, and enable them; 0 or -1
+ */
+static int rl_load(unsigned int nr_entries)
 {
 	struct bpf_program *prog;
-	struct timespec t0;
+	u64 start_ns = rl_monotonic_ns();
 	double opened, loaded;
 	int err, k, nr_progs = 0;
 	u32 n;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	skel = refleak_bpf__open();
 	if (!skel) {
 		pr_err("perf refleak: cannot open the BPF programs\n");
 		return -1;
 	}
-	n = rl_opts.nr_entries ?: REFLEAK_BPF_DEFAULT_ENTRIES;
+	n = nr_entries ?: REFLEAK_BPF_DEFAULT_ENTRIES;
 	bpf_map__set_max_entries(skel->maps.objects, n);
 	bpf_map__set_max_entries(skel->maps.counters, 2 * n);
 	bpf_map__set_max_entries(skel->maps.reports, n / 4 ?: 1);
@@ -234,10 +232,10 @@ static int rl_load(void)
 			bpf_program__set_autoload(rl_prog(RL_BPF_KFREE_RCU, k), false);
 	}
 	rl_verifier_stats_ask();
-	opened = rl_seconds_since(&t0);
+	opened = rl_seconds_since(start_ns);
 
 	err = refleak_bpf__load(skel);
-	loaded = rl_seconds_since(&t0);
+	loaded = rl_seconds_since(start_ns);
 	rl_verifier_stats_show();
 	if (err) {
 		pr_err("perf refleak: cannot load the BPF programs (%d): a kernel with BTF (CONFIG_DEBUG_INFO_BTF) and the ref_trace events is needed\n",
@@ -257,10 +255,10 @@ static int rl_load(void)
 	bpf_object__for_each_program(prog, skel->obj)
 		nr_progs += bpf_program__autoload(prog);
 	pr_debug("perf refleak: BPF programs opened in %.3f s, loaded in %.3f s, attached in %.3f s\n",
-		 opened, loaded - opened, rl_seconds_since(&t0) - loaded);
+		 opened, loaded - opened, rl_seconds_since(start_ns) - loaded);
 	fprintf(stderr,
 		"[ perf refleak: counting in the kernel: %d BPF programs ready in %.1f s ]\n",
-		nr_progs, rl_seconds_since(&t0));
+		nr_progs, rl_seconds_since(start_ns));
 	return 0;
 out:
 	refleak_bpf__destroy(skel);
@@ -270,12 +268,11 @@ out:
 
 int refleak_bpf_prepare(struct evlist *evlist, unsigned int nr_entries)
 {
-	rl_opts.nr_entries = nr_entries;
 	if (parse_event(evlist, "bpf-output/name=" REFLEAK_BPF_EVENT "/")) {
 		pr_err("perf refleak: cannot add the %s event\n", REFLEAK_BPF_EVENT);
 		return -1;
 	}
-	return rl_load();
+	return rl_load(nr_entries);
 }
 
 /* ------------------------------------------------------------------ */
@@ -991,8 +988,7 @@ out:
 
 int refleak_bpf_top_start(const struct refleak_bpf_opts *opts)
 {
-	rl_opts = *opts;
-	return rl_load();
+	return rl_load(opts->nr_entries);
 }
 
 static int rl_site_now_cmp(const void *a, const void *b)
