@@ -6,7 +6,7 @@
 # KSRC=/path/to/linux uses your own 7.2 tree; KDEB=file.deb a linux-source .deb.
 
 SHELL := /bin/bash
-export KSRC KDEB PERF_REFLEAK_CACHE
+export KSRC KDEB PERF_REFLEAK_CACHE FIXTURES
 S := scripts
 
 .PHONY: all perf kernel tree initramfs deps vm-shell demo check bench series export-series fixtures realbugs fresh-check realistic kasan cost series-builds help clean
@@ -61,7 +61,7 @@ fresh-check: ## make demo + make check on a new minimal Debian 12 root (mmdebstr
 realbugs: deps ## real upstream refcount leaks reintroduced: found with the bug, not without
 	@$(S)/realbugs.sh
 
-fixtures: kernel initramfs ## re-record the golden fixtures (tests/golden/) in the guest
+fixtures: kernel initramfs ## re-record the golden fixtures (tests/golden/) in the guest; FIXTURES="pipe" only those
 	@$(S)/record-golden.sh
 
 series: tree ## the two postings, signed off by you: build/series/kernel/ and build/series/perf/
