@@ -56,7 +56,9 @@
 #include <linux/string.h>
 #include <linux/zalloc.h>
 #include <event-parse.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +66,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <libgen.h>
 #include <unistd.h>
 #include <linux/time64.h>
 
@@ -74,6 +77,7 @@
 #define REFLEAK_KFREE_RCU_TP	"kmem:kfree_rcu"
 /* seconds 'record -- <command>' goes on after the command, see rl_record() */
 #define REFLEAK_DEFAULT_SETTLE	"2"
+#define REFLEAK_DEFAULT_CHECKPOINT	60	/* seconds, record -b */
 #define REFLEAK_KCONFIG		"CONFIG_REF_TRACE"
 #define REFLEAK_REFS_KCONFIG	"CONFIG_REF_TRACE_REFS"
 
@@ -150,7 +154,11 @@ struct refleak_report {
 	u64			nr_same_time;
 	/* samples identical to their CPU's previous one, dropped */
 	u64			nr_copies;
-	u64			samples_at_last_round;
+	char			*checkpoint_name;	/* read instead of the input */
+	/* why the recording did not finish (NULL: it did): its verdicts cover less */
+	const char		*cut_short;
+	bool			pipe_started;	/* a pipe's events began */
+	bool			pipe_ended;	/* its last record was read */
 	bool			has_put_event;
 	bool			has_set_event;
 	bool			has_kmem_event;
@@ -619,6 +627,49 @@ static int process_event_update(const struct perf_tool *tool,
 	return 0;
 }
 
+/*
+ * The formats of the events come in the data of a pipe, and of a file cut
+ * short (perf record --early-tracing-data): bind the events to their
+ * handlers once their formats, and so their names, are known.
+ */
+static int process_tracing_data(const struct perf_tool *tool __maybe_unused,
+				struct perf_session *session, union perf_event *event)
+{
+	struct evsel *evsel;
+	int ret = perf_event__process_tracing_data(tool, session, event);
+
+	if (ret > 0)
+		evlist__for_each_entry(session->evlist, evsel)
+			rl_bind(evsel);
+	return ret;
+}
+
+/* the end of what perf record writes before the events */
+static int process_finished_init(const struct perf_tool *tool,
+				 struct perf_session *session __maybe_unused,
+				 union perf_event *event __maybe_unused)
+{
+	struct refleak_report *rep = container_of(tool, struct refleak_report, tool);
+
+	rep->pipe_started = true;
+	return 0;
+}
+
+/*
+ * A pipe whose recording finished ends with its sample times: the feature
+ * HEADER_SAMPLE_TIME again, after the events.  A pipe without it was cut
+ * short.
+ */
+static int process_feature(const struct perf_tool *tool, struct perf_session *session,
+			   union perf_event *event)
+{
+	struct refleak_report *rep = container_of(tool, struct refleak_report, tool);
+
+	if (event->feat.feat_id == HEADER_SAMPLE_TIME && rep->pipe_started)
+		rep->pipe_ended = true;
+	return perf_event__process_feature(tool, session, event);
+}
+
 /* the handlers of a file's events, known from its header */
 static int rl_set_handlers(struct perf_session *session)
 {
@@ -657,6 +708,9 @@ static int rl_on_bpf_record(struct refleak_report *rep, struct perf_sample *samp
 		if (sample->raw_size >= sizeof(*end) && end->counting_ns &&
 		    end->counting_ns < sample->time)
 			rep->bpf_counted_ns = sample->time - end->counting_ns;
+		if (end->flags & REFLEAK_BPF_END_CHECKPOINT)
+			rep->cut_short = "a checkpoint, the state of a -b recording that went on "
+					 "(if it finished, its output holds the whole)";
 		return 0;
 	}
 	if (sample->raw_size >= sizeof(*misses) && misses->type == REFLEAK_BPF_REC_MISSES) {
@@ -804,21 +858,11 @@ static int process_exit_event(const struct perf_tool *tool, union perf_event *ev
 	return perf_event__process_exit(tool, event, sample, machine);
 }
 
-/*
- * In a complete pipe stream the last sample is followed by a FINISHED_ROUND
- * record (written after each pass over the ring buffers); samples read
- * after the last one mean the stream was cut.  Other records may follow it
- * legitimately: perf record writes LOST_SAMPLES records (and, with
- * --tail-synthesize, task and mmap records) after the last pass.  Called
- * when the record is read, not when delivered.
- */
 static int process_finished_round(const struct perf_tool *tool, union perf_event *event,
 				  struct ordered_events *oe)
 {
 	struct refleak_report *rep = container_of(tool, struct refleak_report, tool);
 
-	rep->samples_at_last_round =
-		evlist__stats(rep->session->evlist)->nr_events[PERF_RECORD_SAMPLE];
 	/*
 	 * A -b recording's samples come after its rounds, with the times of
 	 * their events: the whole file is sorted before it is delivered.
@@ -1618,6 +1662,13 @@ static void rl_print_list(FILE *fp, const char *head, const char * const *keys,
  * Verdict first: the findings by tier and class, what limits them, and
  * what to run next.  The counters behind them go to the footer.
  */
+/* the seconds between the first and the last event read */
+static double rl_recorded_s(const struct refleak_stats *st)
+{
+	return st->last_ns > st->first_ns ?
+	       (double)(st->last_ns - st->first_ns) / NSEC_PER_SEC : 0.0;
+}
+
 static void rl_print_header(struct refleak_report *rep, FILE *fp)
 {
 	const struct refleak_stats *st = refleak__stats(rep->rl);
@@ -1630,6 +1681,10 @@ static void rl_print_header(struct refleak_report *rep, FILE *fp)
 	int c;
 
 	fprintf(fp, "# perf refleak report\n");
+	if (rep->cut_short)
+		color_fprintf(fp, PERF_COLOR_RED,
+			      "# cut short: %s;\n#   verdicts cover its first %.3f s\n",
+			      rep->cut_short, rl_recorded_s(st));
 	fprintf(fp, "# findings: definite %" PRIu64 ", likely leaks %" PRIu64
 		"; possible %" PRIu64 " (%s)\n", st->tier_count[REFLEAK_TIER_DEFINITE],
 		st->tier_count[REFLEAK_TIER_LIKELY], st->tier_count[REFLEAK_TIER_POSSIBLE],
@@ -1745,8 +1800,7 @@ static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 	u64 vals[REFLEAK_NR_CLASSES + 1];
 	int c, n;
 
-	fprintf(fp, "\n# recording: %.3f s\n", st->last_ns > st->first_ns ?
-		(double)(st->last_ns - st->first_ns) / NSEC_PER_SEC : 0.0);
+	fprintf(fp, "\n# recording: %.3f s\n", rl_recorded_s(st));
 	for (c = 0; c < RL_EV_NR; c++) {
 		keys[c] = ev_names[c];
 		vals[c] = rep->nr_events[c];
@@ -1994,13 +2048,11 @@ static void json_finding(struct refleak_report *rep, FILE *fp, const struct refl
 static void rl_print_json(struct refleak_report *rep, FILE *fp)
 {
 	const struct refleak_stats *st = refleak__stats(rep->rl);
-	double secs = st->last_ns > st->first_ns ?
-		      (double)(st->last_ns - st->first_ns) / NSEC_PER_SEC : 0.0;
 	const struct refleak_finding *f;
 	int c, first = 1;
 
-	fprintf(fp, "{\"version\": 2,\n \"summary\": {\"recording_s\": %.3f, \"events\": {",
-		secs);
+	fprintf(fp, "{\"version\": 2,\n \"summary\": {\"recording_s\": %.3f, \"cut_short\": %s, \"events\": {",
+		rl_recorded_s(st), rep->cut_short ? "true" : "false");
 	for (c = 0; c < RL_EV_NR; c++)
 		fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", ev_names[c], rep->nr_events[c]);
 	fprintf(fp, "},\n  \"lost_events\": %" PRIu64 ", \"unmatched_final_puts\": %" PRIu64
@@ -2030,8 +2082,9 @@ static void rl_print_json(struct refleak_report *rep, FILE *fp)
 /* ------------------------------------------------------------------ */
 /* report                                                              */
 
-static int rl_check_file(struct perf_session *session)
+static int rl_check_file(struct refleak_report *rep)
 {
+	struct perf_session *session = rep->session;
 	struct perf_data *data = session->data;
 	struct stat st;
 	u64 end;
@@ -2042,10 +2095,10 @@ static int rl_check_file(struct perf_session *session)
 		pr_err("perf refleak: cannot stat %s: %m\n", data->path);
 		return -1;
 	}
+	/* perf record writes the data size when it finishes: read what there is */
 	if (!session->header.data_size) {
-		pr_err("perf refleak: %s: recording was not finished (data size 0 in the header); "
-		       "truncated or still being written\n", data->path);
-		return -1;
+		rep->cut_short = "its recorder did not finish the file (killed, or its disk full)";
+		return 0;
 	}
 	end = session->header.data_offset + session->header.data_size;
 	if (end > (u64)st.st_size) {
@@ -2147,6 +2200,64 @@ static int rl_refs_recorded(struct refleak_report *rep)
 }
 
 /*
+ * record -b's checkpoints: perf record finishes the output at each one,
+ * renames it <output>.<timestamp> (removing the one before) and starts the
+ * output anew, whose header it writes when it finishes.  An output whose
+ * header is still blank, written to since the last checkpoint, was cut
+ * short after it: that checkpoint is what the recording left.
+ */
+static char *rl_last_checkpoint(const char *path)
+{
+	char magic[8], *dir_buf, *base_buf, *best = NULL, *found = NULL;
+	const char *dir, *base;
+	struct stat in, st;
+	struct dirent *d;
+	size_t len;
+	DIR *dp;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	/* empty, or its header not written: killed before or after its first write */
+	if (fstat(fd, &in) || !S_ISREG(in.st_mode) ||
+	    (in.st_size && (readn(fd, magic, sizeof(magic)) != sizeof(magic) ||
+			    memchr_inv(magic, 0, sizeof(magic))))) {
+		close(fd);
+		return NULL;
+	}
+	close(fd);
+
+	dir_buf = strdup(path);
+	base_buf = strdup(path);
+	dp = dir_buf && base_buf ? opendir(dir = dirname(dir_buf)) : NULL;
+	base = base_buf ? basename(base_buf) : NULL;
+	len = base ? strlen(base) : 0;
+	while (dp && (d = readdir(dp)) != NULL) {
+		const char *stamp = d->d_name + len + 1;
+
+		if (strncmp(d->d_name, base, len) || d->d_name[len] != '.' ||
+		    strlen(stamp) < 14 || strspn(stamp, "0123456789") != strlen(stamp))
+			continue;
+		if (!best || strcmp(d->d_name, best) > 0) {
+			free(best);
+			best = strdup(d->d_name);
+		}
+	}
+	if (dp)
+		closedir(dp);
+	if (best && asprintf(&found, "%s/%s", dir, best) < 0)
+		found = NULL;
+	/* one of an earlier recording: older than what the output was written */
+	if (found && (stat(found, &st) || st.st_mtime > in.st_mtime))
+		zfree(&found);
+	free(best);
+	free(dir_buf);
+	free(base_buf);
+	return found;
+}
+
+/*
  * Open the input and get ready to read it: perf's checks of the file, the
  * tracepoint handlers, symbols, the filters.  0 or an exit status.
  */
@@ -2165,8 +2276,9 @@ static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
 	rep->tool.ksymbol	 = perf_event__process_ksymbol;
 	rep->tool.attr		 = perf_event__process_attr;
 	rep->tool.event_update	 = process_event_update;
-	rep->tool.tracing_data	 = perf_event__process_tracing_data;
-	rep->tool.feature	 = perf_event__process_feature;
+	rep->tool.tracing_data	 = process_tracing_data;
+	rep->tool.feature	 = process_feature;
+	rep->tool.finished_init	 = process_finished_init;
 	rep->tool.build_id	 = perf_event__process_build_id;
 	rep->tool.finished_round = process_finished_round;
 	/*
@@ -2183,7 +2295,14 @@ static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
 				  "-" : "perf.data";
 	}
 	if (strcmp(rep->input_name, "-")) {
+		char *checkpoint = rl_last_checkpoint(rep->input_name);
 		struct stat sb;
+
+		if (checkpoint) {
+			pr_warning("perf refleak: %s was cut short after a checkpoint: reading %s\n",
+				   rep->input_name, checkpoint);
+			rep->input_name = rep->checkpoint_name = checkpoint;
+		}
 
 		if (stat(rep->input_name, &sb) < 0) {
 			pr_err("perf refleak: cannot open %s: %s\n", rep->input_name,
@@ -2209,13 +2328,15 @@ static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
 	/* the report's state follows the live objects: delivered input can go */
 	rep->session->release_delivered = true;
 
-	if (rl_check_file(rep->session))
+	if (rl_check_file(rep))
 		return RL_EXIT_FATAL;
-	if (!perf_data__is_pipe(data) && rl_set_handlers(rep->session)) {
+	/* a pipe's events, and a file's cut short, are known once read */
+	if (!perf_data__is_pipe(data) && !rep->cut_short &&
+	    rl_set_handlers(rep->session)) {
 		pr_err("perf refleak: cannot set the tracepoint handlers\n");
 		return RL_EXIT_FATAL;
 	}
-	if (!perf_data__is_pipe(data) && !rl_scan_evlist(rep)) {
+	if (!perf_data__is_pipe(data) && !rep->cut_short && !rl_scan_evlist(rep)) {
 		pr_err("perf refleak: %s has no kmem:kmalloc/kmem_cache_alloc/kfree/kmem_cache_free events; record it with 'perf refleak record'\n",
 		       rep->input_name);
 		return RL_EXIT_FATAL;
@@ -2259,8 +2380,10 @@ static int rl_report_read(struct refleak_report *rep, struct perf_data *data)
 
 	err = perf_session__process_events(rep->session);
 	if (err) {
-		pr_err("perf refleak: error while reading events from %s (%d): file truncated or corrupt\n",
-		       rep->input_name, err);
+		pr_err("perf refleak: error while reading events from %s (%d): %s\n",
+		       rep->input_name, err, rep->cut_short ?
+		       "recording cut short before its events could be read" :
+		       "file truncated or corrupt");
 		return RL_EXIT_FATAL;
 	}
 	es = evlist__stats(rep->session->evlist);
@@ -2273,16 +2396,13 @@ static int rl_report_read(struct refleak_report *rep, struct perf_data *data)
 	if (es->nr_unknown_events)
 		pr_warning("perf refleak: skipped %u record%s of a type this perf does not know\n",
 			   es->nr_unknown_events, es->nr_unknown_events == 1 ? "" : "s");
-	if (perf_data__is_pipe(data) &&
-	    es->nr_events[PERF_RECORD_SAMPLE] != rep->samples_at_last_round) {
-		pr_err("perf refleak: the input stream ends in the middle of the recording (truncated: %"
-		       PRIu64 " samples after the last round)\n",
-		       (u64)es->nr_events[PERF_RECORD_SAMPLE] - rep->samples_at_last_round);
-		return RL_EXIT_FATAL;
-	}
+	if (perf_data__is_pipe(data) && !rep->pipe_ended)
+		rep->cut_short = "the stream ended before its recorder finished it";
 
-	if (perf_data__is_pipe(data) && !rl_scan_evlist(rep)) {
-		pr_err("perf refleak: the input has no kmem:kmalloc/kmem_cache_alloc/kfree/kmem_cache_free events; record it with 'perf refleak record'\n");
+	if ((perf_data__is_pipe(data) || rep->cut_short) && !rl_scan_evlist(rep)) {
+		pr_err("perf refleak: %s has no kmem:kmalloc/kmem_cache_alloc/kfree/kmem_cache_free events%s; record it with 'perf refleak record'\n",
+		       perf_data__is_pipe(data) ? "the input" : rep->input_name,
+		       rep->cut_short ? " (cut short: none, or not their formats)" : "");
 		return RL_EXIT_FATAL;
 	}
 
@@ -2478,6 +2598,10 @@ static int rl_report_verdicts(struct refleak_report *rep, const struct refleak_c
 		pr_err("perf refleak: out of memory\n");
 		return RL_EXIT_FATAL;
 	}
+	/* the text and the JSON say it in their summary */
+	if (rep->cut_short && (rep->field_sep || rep->folded))
+		pr_warning("perf refleak: %s was cut short: %s; verdicts cover its first %.3f s\n",
+			   rep->input_name, rep->cut_short, rl_recorded_s(st));
 	rl_report_print(rep, cfg->min_age_ns, nr_suspicious);
 
 	/*
@@ -2486,7 +2610,8 @@ static int rl_report_verdicts(struct refleak_report *rep, const struct refleak_c
 	 */
 	if (rep->fail_on_leak && nr_suspicious)
 		return RL_EXIT_LEAK;
-	if (rep->fail_on_leak && (st->nr_lost || !rep->has_put_event || st->nr_out_of_order))
+	if (rep->fail_on_leak && (st->nr_lost || !rep->has_put_event || st->nr_out_of_order ||
+				  rep->cut_short))
 		return RL_EXIT_INCOMPLETE;
 	return RL_EXIT_OK;
 }
@@ -2595,6 +2720,7 @@ out:
 	free(rep.ptime_range);
 	free(rep.config_sort);
 	free(rep.config_min_age);
+	free(rep.checkpoint_name);
 	for (i = 0; i < rep.nr_cpu_last; i++)
 		free(rep.cpu_last[i].copy);
 	free(rep.cpu_last);
@@ -2811,7 +2937,8 @@ static int rl_record(int argc, const char **argv)
 {
 	const char *settle = REFLEAK_DEFAULT_SETTLE;
 	unsigned int nr_bpf_entries = REFLEAK_BPF_DEFAULT_ENTRIES;
-	char bpf_entries[16];
+	unsigned int checkpoint = REFLEAK_DEFAULT_CHECKPOINT;
+	char bpf_entries[16], switch_output[32];
 	const char *refs = NULL;
 	char *refs_filter = NULL;
 	const char **rec_argv;
@@ -2822,6 +2949,8 @@ static int rl_record(int argc, const char **argv)
 		    "follow the objects in the kernel (BPF): only what is not balanced is written"),
 	OPT_UINTEGER(0, "map-nr-entries", &nr_bpf_entries,
 		     "with -b: how many live objects can be followed"),
+	OPT_UINTEGER(0, "checkpoint", &checkpoint,
+		     "with -b: write the state into a checkpoint every n seconds (0: never)"),
 	OPT_BOOLEAN(0, "kmem-only", &kmem_only,
 		    "record the kmem events alone (a kernel without " REFLEAK_KCONFIG ")"),
 	OPT_STRING(0, "settle", &settle, "seconds",
@@ -2896,9 +3025,24 @@ static int rl_record(int argc, const char **argv)
 		rec_argv[rec_argc++] = "--no-tracking";
 		rec_argv[rec_argc++] = "--refleak-bpf";
 		rec_argv[rec_argc++] = bpf_entries;
-	} else if (!rl_has_opt(argc - 1, argv + 1, "-m", "--mmap-pages")) {
-		rec_argv[rec_argc++] = "-m";
-		rec_argv[rec_argc++] = "1024";
+		/*
+		 * At a checkpoint perf record finishes the output with the
+		 * state so far and sets it aside as <output>.<timestamp>, the
+		 * one before it removed: a recording killed leaves its last.
+		 */
+		if (checkpoint) {
+			snprintf(switch_output, sizeof(switch_output), "--switch-output=%us",
+				 checkpoint);
+			rec_argv[rec_argc++] = switch_output;
+			rec_argv[rec_argc++] = "--switch-max-files=1";
+		}
+	} else {
+		/* a file cut short can still be read: its formats are in its data */
+		rec_argv[rec_argc++] = "--early-tracing-data";
+		if (!rl_has_opt(argc - 1, argv + 1, "-m", "--mmap-pages")) {
+			rec_argv[rec_argc++] = "-m";
+			rec_argv[rec_argc++] = "1024";
+		}
 	}
 	rec_argc = rl_record_events(rec_argv, rec_argc, kmem_only, refs_filter);
 	/*

@@ -299,6 +299,7 @@ struct rl_writer {
 	struct evsel		*evsel[RL_BPF_NR_EV_KINDS];
 	struct evsel		*bpf_evsel;
 	struct ip_callchain	*callchain;
+	bool			checkpoint;	/* the programs still run */
 };
 
 static size_t rl_id_hash(long key, void *ctx __maybe_unused)
@@ -590,18 +591,84 @@ static void rl_write_object(struct rl_writer *w, const struct rl_bpf_obj *o)
 		rl_write_ev(w, o, &o->log[i], o->ptr);
 }
 
-static void rl_write_objects(struct rl_writer *w, int fd, size_t key_size)
-{
-	u8 key[16], next[16];
-	struct rl_bpf_obj o;
-	void *prev = NULL;
+/*
+ * The entries of a hash map, read in batches: at a checkpoint the programs
+ * go on changing the maps, and bpf_map_get_next_key() starts again from
+ * the first key when the one it is given was deleted meanwhile.
+ */
+#define RL_BATCH	256
 
-	while (!w->err && !bpf_map_get_next_key(fd, prev, next)) {
-		memcpy(key, next, key_size);
-		prev = key;
-		if (!bpf_map_lookup_elem(fd, key, &o))
-			rl_write_object(w, &o);
+struct rl_map_iter {
+	int	fd;
+	size_t	key_size;
+	size_t	value_size;
+	u8	*keys;
+	u8	*values;
+	u32	count;		/* entries in keys and values */
+	u32	next;		/* the next of them */
+	u32	token;		/* where the next batch starts: a bucket */
+	bool	started;
+	bool	done;
+};
+
+static int rl_map_iter_init(struct rl_map_iter *it, struct bpf_map *map)
+{
+	*it = (struct rl_map_iter){
+		.fd = bpf_map__fd(map),
+		.key_size = bpf_map__key_size(map),
+		.value_size = bpf_map__value_size(map),
+	};
+	it->keys = calloc(RL_BATCH, it->key_size);
+	it->values = calloc(RL_BATCH, it->value_size);
+	return it->keys && it->values ? 0 : -ENOMEM;
+}
+
+static void rl_map_iter_exit(struct rl_map_iter *it)
+{
+	free(it->keys);
+	free(it->values);
+}
+
+/* the next entry's key and value; false at the end, or on an error (@w->err) */
+static bool rl_map_iter_next(struct rl_writer *w, struct rl_map_iter *it,
+			     void **key, void **value)
+{
+	while (it->next == it->count) {
+		u32 token, count = RL_BATCH;
+		int err;
+
+		if (it->done || w->err)
+			return false;
+		err = bpf_map_lookup_batch(it->fd, it->started ? &it->token : NULL, &token,
+					   it->keys, it->values, &count, NULL);
+		if (err && errno != ENOENT) {
+			pr_err("perf refleak: cannot read a map of the BPF programs: %m\n");
+			w->err = -1;
+			return false;
+		}
+		/* ENOENT: the last batch, maybe empty */
+		it->done = err != 0;
+		it->started = true;
+		it->token = token;
+		it->count = count;
+		it->next = 0;
 	}
+	*key = it->keys + it->next * it->key_size;
+	*value = it->values + it->next * it->value_size;
+	it->next++;
+	return true;
+}
+
+static void rl_write_objects(struct rl_writer *w, struct bpf_map *map)
+{
+	struct rl_map_iter it;
+	void *key, *o;
+
+	if (rl_map_iter_init(&it, map))
+		w->err = -ENOMEM;
+	while (rl_map_iter_next(w, &it, &key, &o))
+		rl_write_object(w, o);
+	rl_map_iter_exit(&it);
 }
 
 /* a side-band record of @pid at @time, its body of @size bytes in w->event */
@@ -672,70 +739,77 @@ static void rl_comm_now(u32 pid, char *comm, size_t size)
  */
 static void rl_write_procs(struct rl_writer *w)
 {
-	int fd = bpf_map__fd(skel->maps.procs);
-	struct rl_bpf_proc p;
-	u32 key, *prev = NULL;
-	char comm[sizeof(p.comm) + 1];
+	struct rl_map_iter it;
+	const struct rl_bpf_proc *p;
+	char comm[sizeof(p->comm) + 1];
+	void *key, *value;
 	size_t len;
 
-	while (!w->err && !bpf_map_get_next_key(fd, prev, &key)) {
+	if (rl_map_iter_init(&it, skel->maps.procs))
+		w->err = -ENOMEM;
+	while (rl_map_iter_next(w, &it, &key, &value)) {
+		u32 pid = *(u32 *)key;
 		u64 from;
 
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &p))
-			continue;
-		memcpy(comm, p.comm, sizeof(p.comm));
-		comm[sizeof(p.comm)] = '\0';
-		if (!p.exit_ns)
-			rl_comm_now(key, comm, sizeof(comm));
-		if (p.fork_ns)
-			rl_write_task(w, PERF_RECORD_FORK, key, p.ppid, p.fork_ns);
+		p = value;
+		memcpy(comm, p->comm, sizeof(p->comm));
+		comm[sizeof(p->comm)] = '\0';
+		if (!p->exit_ns)
+			rl_comm_now(pid, comm, sizeof(comm));
+		if (p->fork_ns)
+			rl_write_task(w, PERF_RECORD_FORK, pid, p->ppid, p->fork_ns);
 		/* from its fork on; a process from before the recording has had it all along */
-		from = p.fork_ns ? p.fork_ns + 1 : 1;
+		from = p->fork_ns ? p->fork_ns + 1 : 1;
 		len = strlen(comm) + 1;
 		memset(&w->event->comm, 0, sizeof(w->event->comm));
-		w->event->comm.pid = key;
-		w->event->comm.tid = key;
+		w->event->comm.pid = pid;
+		w->event->comm.tid = pid;
 		memcpy(w->event->comm.comm, comm, len);
 		rl_write_side(w, PERF_RECORD_COMM, offsetof(struct perf_record_comm, comm) + len,
-			      key, from);
-		if (p.exit_ns)
-			rl_write_task(w, PERF_RECORD_EXIT, key, p.ppid, p.exit_ns);
+			      pid, from);
+		if (p->exit_ns)
+			rl_write_task(w, PERF_RECORD_EXIT, pid, p->ppid, p->exit_ns);
 	}
+	rl_map_iter_exit(&it);
 }
 
 static void rl_write_sites(struct rl_writer *w)
 {
-	int fd = bpf_map__fd(skel->maps.sites);
-	struct rl_bpf_site_key key, *prev = NULL;
+	const struct rl_bpf_site_key *key;
+	const struct rl_bpf_site *s;
+	struct rl_map_iter it;
 	struct {
 		struct refleak_bpf_site_rec rec;
 		u64 ips[RL_MAX_STACK];
 	} r;
-	struct rl_bpf_site s;
+	void *k, *v;
 
-	while (!w->err && !bpf_map_get_next_key(fd, prev, &key)) {
+	if (rl_map_iter_init(&it, skel->maps.sites))
+		w->err = -ENOMEM;
+	while (rl_map_iter_next(w, &it, &k, &v)) {
 		const struct rl_stack *st;
 
-		prev = &key;
-		if (bpf_map_lookup_elem(fd, &key, &s) || !s.nr_balanced)
+		key = k;
+		s = v;
+		if (!s->nr_balanced)
 			continue;
 		memset(&r, 0, sizeof(r));
 		r.rec.type = REFLEAK_BPF_REC_SITE;
-		r.rec.call_site = key.call_site;
-		if (key.cache)
-			rl_cache_name(w, key.cache, r.rec.cache);
+		r.rec.call_site = key->call_site;
+		if (key->cache)
+			rl_cache_name(w, key->cache, r.rec.cache);
 		else
 			snprintf(r.rec.cache, sizeof(r.rec.cache), "%s", "kmalloc");
-		r.rec.sum = s;
-		st = rl_stack(w, key.stack);
+		r.rec.sum = *s;
+		st = rl_stack(w, key->stack);
 		if (st) {
 			r.rec.nr_ips = st->nr;
 			memcpy(r.ips, st->ips, st->nr * sizeof(u64));
 		}
-		rl_write_sample(w, w->bpf_evsel, s.died_last_ns, 0, 0, 0, key.call_site, NULL,
+		rl_write_sample(w, w->bpf_evsel, s->died_last_ns, 0, 0, 0, key->call_site, NULL,
 				&r, sizeof(r.rec) + r.rec.nr_ips * sizeof(u64));
 	}
+	rl_map_iter_exit(&it);
 }
 
 /*
@@ -743,7 +817,7 @@ static void rl_write_sites(struct rl_writer *w)
  * between the counts taken once the programs run and once they stopped
  * marking events (rl_settle()): an event across either is counted in both.
  */
-static u64 rl_events_missed(const struct rl_counts *end, bool say)
+static u64 rl_events_missed(const struct rl_counts *end, bool say, bool running)
 {
 	u64 nr = 0, seen, taken;
 	int i;
@@ -754,8 +828,15 @@ static u64 rl_events_missed(const struct rl_counts *end, bool say)
 		if (say)
 			pr_debug("perf refleak: %s: %llu seen, %llu taken\n", rl_ev_names[i],
 				 (unsigned long long)seen, (unsigned long long)taken);
-		/* more taken than seen: some taken twice, as bad */
-		nr += seen > taken ? seen - taken : taken - seen;
+		/*
+		 * More taken than seen: some taken twice, as bad.  Unless the
+		 * programs still run: then @end's taken were read after its
+		 * seen, and those seen before and not taken since are missed.
+		 */
+		if (seen > taken)
+			nr += seen - taken;
+		else if (!running)
+			nr += taken - seen;
 	}
 	return nr;
 }
@@ -893,7 +974,7 @@ static void rl_write_misses(struct rl_writer *w, const struct rl_counts *counts,
 		rec.last_ns = end;
 	}
 	/* when is not known: the whole recording */
-	recursion = rl_events_missed(counts, true);
+	recursion = rl_events_missed(counts, true, w->checkpoint);
 	if (recursion) {
 		rec.nr[RL_BPF_MISS_NESTED] += recursion;
 		rec.first_ns = 0;
@@ -907,44 +988,26 @@ static void rl_write_misses(struct rl_writer *w, const struct rl_counts *counts,
 	rl_write_sample(w, w->bpf_evsel, rec.first_ns ?: 1, 0, 0, 0, 0, NULL, &rec, sizeof(rec));
 }
 
-/* last in time: when the programs stopped */
+/* last in time: when the programs stopped, or the checkpoint was taken */
 static void rl_write_end(struct rl_writer *w, u64 end)
 {
 	struct refleak_bpf_end_rec rec = {
 		.type = REFLEAK_BPF_REC_END,
+		.flags = w->checkpoint ? REFLEAK_BPF_END_CHECKPOINT : 0,
 		.counting_ns = rl_counting_ns,
 	};
 
 	rl_write_sample(w, w->bpf_evsel, end, 0, 0, 0, 0, NULL, &rec, sizeof(rec));
 }
 
-ssize_t refleak_bpf_write(struct perf_session *session)
+/* what the programs kept, as samples: at @end_ns, with the events counted in @counts */
+static ssize_t rl_write_state(struct perf_session *session, const struct rl_counts *counts,
+			      u64 end_ns, bool checkpoint)
 {
-	struct rl_writer w = { .session = session, };
+	struct rl_writer w = { .session = session, .checkpoint = checkpoint, };
 	struct hashmap_entry *cur;
-	struct rl_counts end;
-	u64 end_ns;
 	size_t bkt;
 	int i;
-
-	if (!skel)
-		return 0;
-	/*
-	 * No event is counted seen from here: those counted are taken all the same.
-	 * A task preempted inside an event takes it when it runs again: a
-	 * difference left is waited for, up to 2 s.
-	 */
-	rl_read_counts(&end, true);
-	skel->bss->enabled = 0;
-	for (i = 0; i < 40; i++) {
-		rl_settle();
-		rl_read_counts(&end, false);
-		if (!rl_events_missed(&end, false))
-			break;
-	}
-	/* the maps stay as they are from here */
-	refleak_bpf__detach(skel);
-	end_ns = rl_monotonic_ns();
 
 	w.machine = &session->machines.host;
 	w.stacks_fd = bpf_map__fd(skel->maps.stacks);
@@ -963,11 +1026,11 @@ ssize_t refleak_bpf_write(struct perf_session *session)
 		goto out;
 	}
 
-	rl_write_objects(&w, bpf_map__fd(skel->maps.objects), sizeof(u64));
-	rl_write_objects(&w, bpf_map__fd(skel->maps.reports), 2 * sizeof(u64));
+	rl_write_objects(&w, skel->maps.objects);
+	rl_write_objects(&w, skel->maps.reports);
 	rl_write_sites(&w);
 	rl_write_procs(&w);
-	rl_write_misses(&w, &end, end_ns);
+	rl_write_misses(&w, counts, end_ns);
 	rl_write_end(&w, end_ns);
 out:
 	if (!IS_ERR_OR_NULL(w.stacks)) {
@@ -978,9 +1041,54 @@ out:
 	free(w.event);
 	free(w.raw);
 	free(w.callchain);
+	return w.bytes;
+}
+
+ssize_t refleak_bpf_write(struct perf_session *session)
+{
+	struct rl_counts end;
+	ssize_t bytes;
+	int i;
+
+	if (!skel)
+		return 0;
+	/*
+	 * No event is counted seen from here: those counted are taken all the same.
+	 * A task preempted inside an event takes it when it runs again: a
+	 * difference left is waited for, up to 2 s.
+	 */
+	rl_read_counts(&end, true);
+	skel->bss->enabled = 0;
+	for (i = 0; i < 40; i++) {
+		rl_settle();
+		rl_read_counts(&end, false);
+		if (!rl_events_missed(&end, false, false))
+			break;
+	}
+	/* the maps stay as they are from here */
+	refleak_bpf__detach(skel);
+	bytes = rl_write_state(session, &end, rl_monotonic_ns(), /*checkpoint=*/false);
 	refleak_bpf__destroy(skel);
 	skel = NULL;
-	return w.bytes;
+	return bytes;
+}
+
+/*
+ * A checkpoint (perf record --switch-output): the same, while the programs
+ * go on, into the output perf record then finishes and sets aside.  The
+ * events seen are read before those taken, once those in flight landed.
+ */
+ssize_t refleak_bpf_checkpoint(struct perf_session *session)
+{
+	struct rl_counts now, later;
+
+	if (!skel)
+		return 0;
+	rl_read_counts(&now, true);
+	rl_settle();
+	rl_read_counts(&later, false);
+	memcpy(now.taken, later.taken, sizeof(now.taken));
+	return rl_write_state(session, &now, rl_monotonic_ns(), /*checkpoint=*/true);
 }
 
 /* ------------------------------------------------------------------ */

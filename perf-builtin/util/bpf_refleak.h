@@ -61,9 +61,12 @@ struct refleak_bpf_misses_rec {
  */
 struct refleak_bpf_end_rec {
 	u32	type;
-	u32	pad;
+	u32	flags;		/* REFLEAK_BPF_END_* */
 	u64	counting_ns;
 };
+
+/* the state at a checkpoint, while the recording went on */
+#define REFLEAK_BPF_END_CHECKPOINT	1
 
 struct refleak_bpf_opts {
 	unsigned int	nr_entries;	/* live objects followed */
@@ -87,6 +90,7 @@ static inline bool refleak_bpf_built(void)
 /* perf record --refleak-bpf=<nr_entries>: load the programs; 0 or -1 */
 int refleak_bpf_prepare(struct evlist *evlist, unsigned int nr_entries);
 ssize_t refleak_bpf_write(struct perf_session *session);
+ssize_t refleak_bpf_checkpoint(struct perf_session *session);
 int refleak_bpf_top_start(const struct refleak_bpf_opts *opts);
 ssize_t refleak_bpf_top_read(struct refleak_bpf_site_now **sites, u64 *missed);
 void refleak_bpf_top_stop(void);
@@ -104,6 +108,11 @@ static inline int refleak_bpf_prepare(struct evlist *evlist __maybe_unused,
 }
 
 static inline ssize_t refleak_bpf_write(struct perf_session *session __maybe_unused)
+{
+	return 0;
+}
+
+static inline ssize_t refleak_bpf_checkpoint(struct perf_session *session __maybe_unused)
 {
 	return 0;
 }
