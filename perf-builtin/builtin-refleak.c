@@ -709,8 +709,7 @@ static int rl_on_bpf_record(struct refleak_report *rep, struct perf_sample *samp
 		    end->counting_ns < sample->time)
 			rep->bpf_counted_ns = sample->time - end->counting_ns;
 		if (end->flags & REFLEAK_BPF_END_CHECKPOINT)
-			rep->cut_short = "a checkpoint, the state of a -b recording that went on "
-					 "(if it finished, its output holds the whole)";
+			rep->cut_short = "a checkpoint of a -b recording that went on";
 		return 0;
 	}
 	if (sample->raw_size >= sizeof(*misses) && misses->type == REFLEAK_BPF_REC_MISSES) {
@@ -2051,8 +2050,9 @@ static void rl_print_json(struct refleak_report *rep, FILE *fp)
 	const struct refleak_finding *f;
 	int c, first = 1;
 
-	fprintf(fp, "{\"version\": 2,\n \"summary\": {\"recording_s\": %.3f, \"cut_short\": %s, \"events\": {",
+	fprintf(fp, "{\"version\": 2,\n \"summary\": {\"recording_s\": %.3f, \"cut_short\": %s, ",
 		rl_recorded_s(st), rep->cut_short ? "true" : "false");
+	fprintf(fp, "\"events\": {");
 	for (c = 0; c < RL_EV_NR; c++)
 		fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", ev_names[c], rep->nr_events[c]);
 	fprintf(fp, "},\n  \"lost_events\": %" PRIu64 ", \"unmatched_final_puts\": %" PRIu64
@@ -2301,7 +2301,8 @@ static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
 		if (checkpoint) {
 			pr_warning("perf refleak: %s was cut short after a checkpoint: reading %s\n",
 				   rep->input_name, checkpoint);
-			rep->input_name = rep->checkpoint_name = checkpoint;
+			rep->checkpoint_name = checkpoint;
+			rep->input_name = checkpoint;
 		}
 
 		if (stat(rep->input_name, &sb) < 0) {

@@ -134,10 +134,12 @@ judge() {
 		{ [ "${suspicious:-0}" = 0 ] && [ $rc = 4 ]; }; then
 		pass "$name: --fail-on-leak exits $rc with $suspicious definite or likely findings"
 	else
-		fail "$name: --fail-on-leak exits $rc with ${suspicious:-no} definite or likely findings"
+		fail "$name: --fail-on-leak exits $rc with ${suspicious:-no}" \
+			"definite or likely findings"
 	fi
-	grep -q '^  {"class": "final_put_not_freed", "tier": "definite", "site": "test_refleak_put_no_free+0x[0-9a-f]*", .*"count": 3,' \
-		"$tmpdir/$name.json" && : > "$tmpdir/$name.found"
+	found='^  {"class": "final_put_not_freed", "tier": "definite",'
+	found="$found"' "site": "test_refleak_put_no_free+0x[0-9a-f]*", .*"count": 3,'
+	grep -q "$found" "$tmpdir/$name.json" && : > "$tmpdir/$name.found"
 }
 
 # A file recording killed once the command is busy.
@@ -199,7 +201,8 @@ wait_for "$tmpdir/ckpt.rec" '^\[ perf record: Dump' $((dumps + 2)) $rec
 kill_recording $rec
 left=$(find "$tmpdir" -maxdepth 1 -name 'ckpt.data.*' | wc -l)
 if [ "$left" = 1 ]; then
-	pass "checkpoint: $(grep -c '^\[ perf record: Dump' "$tmpdir/ckpt.rec") written, the last kept"
+	pass "checkpoint: $(grep -c '^\[ perf record: Dump' "$tmpdir/ckpt.rec") written," \
+		"the last kept"
 else
 	fail "checkpoint: $left checkpoints left (one expected):"
 	cat "$tmpdir/ckpt.rec"
