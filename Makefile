@@ -9,7 +9,7 @@ SHELL := /bin/bash
 export KSRC KDEB PERF_REFLEAK_CACHE FIXTURES
 S := scripts
 
-.PHONY: all perf kernel tree initramfs deps vm-shell demo check bench series export-series fixtures realbugs fresh-check realistic kasan cost series-builds help clean
+.PHONY: all perf kernel tree initramfs deps vm-shell demo check bench series export-series fixtures realbugs fresh-check realistic kasan long-run cost series-builds help clean
 
 all: perf ## build perf (with perf refleak) as build/perf
 
@@ -45,6 +45,9 @@ bench: kernel initramfs ## perf refleak report vs perf kmem and perf script on a
 
 realistic: deps ## the realistic guest (x86_64 defconfig + our options): workload figures, findings
 	@$(S)/realistic.sh
+
+long-run: kernel initramfs ## one long record -b of the balanced workload with holders (LONG_RUN_SECONDS, default 7200): bytes, RSS, maps, findings
+	@$(S)/long-run.sh
 
 kasan: deps ## the small guest with KASAN (32-KiB task stacks): record -b's test, known stacks, no KASAN report
 	@$(S)/kasan.sh

@@ -87,6 +87,19 @@ static struct bpf_program *rl_prog(int kind, int k)
 	return bpf_object__find_program_by_name(skel->obj, name);
 }
 
+/*
+ * The kernel's HZ: a coarse clock advances by a tick, and says so as its
+ * resolution.  1000, the most, if it does not.
+ */
+static u64 rl_hz(void)
+{
+	struct timespec res;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) || res.tv_sec || !res.tv_nsec)
+		return 1000;
+	return DIV_ROUND_UP(NSEC_PER_SEC, res.tv_nsec);
+}
+
 /* the events in flight when the programs start or stop marking them land */
 static void rl_settle(void)
 {
@@ -226,6 +239,7 @@ static int rl_load(unsigned int nr_entries)
 	bpf_map__set_max_entries(skel->maps.alloc_stacks, n / 4 ?: 1);
 	bpf_map__set_max_entries(skel->maps.procs, n / 4 ?: 1);
 	skel->rodata->nr_cpus = libbpf_num_possible_cpus();
+	skel->rodata->mark_stale_ticks = rl_hz();
 	/* the kernel series' own event: without it, what RCU frees is not seen */
 	if (!is_valid_tracepoint(rl_ev_names[RL_BPF_KFREE_RCU])) {
 		for (k = 0; k < RL_BPF_LEVELS; k++)

@@ -207,7 +207,7 @@ struct {
  * middle program's pass, noted in the mark (@passed).  A mark that only
  * the last program missed has passed the middle one; one that two missed
  * can still be mistaken, when the next event with its tag is one that
- * two programs miss too.  Else, once older than RL_MARK_STALE_TICKS, a
+ * two programs miss too.  Else, once a second old (mark_stale_ticks), a
  * mark is taken over by another event: one whose arguments never come
  * again would otherwise hold its slot for the rest of the recording.
  * An event in flight that long (its task preempted in it for a second or
@@ -223,7 +223,8 @@ struct {
 #define RL_TAKEN		1ULL	/* arguments are 8-byte aligned */
 #define RL_COUNTED		2ULL
 #define RL_MARK_BITS		(RL_TAKEN | RL_COUNTED)
-#define RL_MARK_STALE_TICKS	1000ULL	/* a second at least: HZ is at most 1000 */
+/* a second in jiffies: the running kernel's HZ, from the loader */
+const volatile u64 mark_stale_ticks = 1000;
 
 struct rl_in_flight_slot {
 	u64	mark;	/* the address of the arguments, RL_MARK_BITS; 0: free */
@@ -401,7 +402,7 @@ static __always_inline struct rl_in_flight_slot *rl_mark(u64 key, u64 val, u64 t
 			slot->mark = val;
 			return slot;
 		}
-		if (old && slot->time + RL_MARK_STALE_TICKS > now)
+		if (old && slot->time + mark_stale_ticks > now)
 			continue;
 		if (__sync_val_compare_and_swap(&slot->mark, old, val) == old) {
 			slot->time = now;
