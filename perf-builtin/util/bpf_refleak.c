@@ -37,6 +37,7 @@
 #include "util/machine.h"
 #include "util/map.h"
 #include "util/parse-events.h"
+#include "util/perf-hooks.h"
 #include "util/sample.h"
 #include "util/session.h"
 #include "util/symbol.h"
@@ -51,6 +52,8 @@
 static struct refleak_bpf *skel;
 /* when the programs began to count, CLOCK_MONOTONIC */
 static u64 rl_counting_ns;
+static int rl_nr_progs;		/* loaded */
+static double rl_ready_s;	/* seconds from loading to counting */
 
 struct rl_counts {
 	u64	seen[RL_BPF_NR_EV_KINDS];
@@ -223,7 +226,7 @@ static int rl_load(unsigned int nr_entries)
 	struct bpf_program *prog;
 	u64 start_ns = rl_monotonic_ns();
 	double opened, loaded;
-	int err, k, nr_progs = 0;
+	int err, k;
 	u32 n;
 
 	skel = refleak_bpf__open();
@@ -266,13 +269,12 @@ static int rl_load(unsigned int nr_entries)
 	rl_counting_ns = rl_monotonic_ns();
 	rl_settle();
 	rl_read_counts(&rl_start, true);
+	rl_nr_progs = 0;
 	bpf_object__for_each_program(prog, skel->obj)
-		nr_progs += bpf_program__autoload(prog);
+		rl_nr_progs += bpf_program__autoload(prog);
 	pr_debug("perf refleak: BPF programs opened in %.3f s, loaded in %.3f s, attached in %.3f s\n",
 		 opened, loaded - opened, rl_seconds_since(start_ns) - loaded);
-	fprintf(stderr,
-		"[ perf refleak: counting in the kernel: %d BPF programs ready in %.1f s ]\n",
-		nr_progs, rl_seconds_since(start_ns));
+	rl_ready_s = rl_seconds_since(start_ns);
 	return 0;
 out:
 	refleak_bpf__destroy(skel);
@@ -280,13 +282,29 @@ out:
 	return -1;
 }
 
+/* that the programs count, on stderr */
+static void rl_say_counting(void *ctx __maybe_unused)
+{
+	fprintf(stderr,
+		"[ perf refleak: counting in the kernel: %d BPF programs ready in %.1f s ]\n",
+		rl_nr_progs, rl_ready_s);
+}
+
+/*
+ * perf record -b: the programs are loaded, and count, before perf record
+ * opens its events and starts the command.  It says so once it records
+ * (its record_start hook): a signal from then on stops the recording with
+ * what the programs kept, where one before killed perf record.
+ */
 int refleak_bpf_prepare(struct evlist *evlist, unsigned int nr_entries)
 {
 	if (parse_event(evlist, "bpf-output/name=" REFLEAK_BPF_EVENT "/")) {
 		pr_err("perf refleak: cannot add the %s event\n", REFLEAK_BPF_EVENT);
 		return -1;
 	}
-	return rl_load(nr_entries);
+	if (rl_load(nr_entries))
+		return -1;
+	return perf_hooks__set_hook("record_start", rl_say_counting, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1110,7 +1128,10 @@ ssize_t refleak_bpf_checkpoint(struct perf_session *session)
 
 int refleak_bpf_top_start(const struct refleak_bpf_opts *opts)
 {
-	return rl_load(opts->nr_entries);
+	if (rl_load(opts->nr_entries))
+		return -1;
+	rl_say_counting(NULL);
+	return 0;
 }
 
 static int rl_site_now_cmp(const void *a, const void *b)
