@@ -30,6 +30,7 @@
 #include "util/machine.h"
 #include "util/map.h"
 #include "util/refleak.h"
+#include "util/refleak-events.h"
 #include "util/refleak-findings.h"
 #include "util/sample.h"
 #include "util/session.h"
@@ -70,11 +71,6 @@
 #include <unistd.h>
 #include <linux/time64.h>
 
-#define REFLEAK_PUT_TP		"ref_trace:ref_trace_final_put"
-#define REFLEAK_SET_TP		"ref_trace:ref_trace_set"
-#define REFLEAK_ANOMALY_TP	"ref_trace:ref_trace_anomaly"
-#define REFLEAK_REF_TP		"ref_trace:ref_trace_ref"
-#define REFLEAK_KFREE_RCU_TP	"kmem:kfree_rcu"
 /* seconds 'record -- <command>' goes on after the command, see rl_record() */
 #define REFLEAK_DEFAULT_SETTLE	"2"
 #define REFLEAK_DEFAULT_CHECKPOINT	60	/* seconds, record -b */
@@ -93,35 +89,24 @@ enum {
 	RL_EXIT_USAGE		= 129,
 };
 
-enum rl_ev_kind {
-	RL_EV_KMALLOC,
-	RL_EV_CACHE_ALLOC,
-	RL_EV_KFREE,
-	RL_EV_CACHE_FREE,
-	RL_EV_KFREE_RCU,
-	RL_EV_FINAL_PUT,
-	RL_EV_SET,
-	RL_EV_ANOMALY,
-	RL_EV_REF,
-	RL_EV_NR,
-	RL_EV_OTHER = RL_EV_NR,
-};
+/* an event the correlation ignores: not one of refleak-events.h's */
+#define RL_EV_OTHER	REFLEAK_EV_NR
 
-static const char * const ev_names[RL_EV_NR] = {
-	[RL_EV_KMALLOC]		= "kmalloc",
-	[RL_EV_CACHE_ALLOC]	= "kmem_cache_alloc",
-	[RL_EV_KFREE]		= "kfree",
-	[RL_EV_CACHE_FREE]	= "kmem_cache_free",
-	[RL_EV_KFREE_RCU]	= "kfree_rcu",
-	[RL_EV_FINAL_PUT]	= "final_put",
-	[RL_EV_SET]		= "set",
-	[RL_EV_ANOMALY]		= "anomaly",
-	[RL_EV_REF]		= "ref",
+static const char * const ev_names[REFLEAK_EV_NR] = {
+	[REFLEAK_EV_KMALLOC]		= "kmalloc",
+	[REFLEAK_EV_CACHE_ALLOC]	= "kmem_cache_alloc",
+	[REFLEAK_EV_KFREE]		= "kfree",
+	[REFLEAK_EV_CACHE_FREE]	= "kmem_cache_free",
+	[REFLEAK_EV_KFREE_RCU]	= "kfree_rcu",
+	[REFLEAK_EV_FINAL_PUT]	= "final_put",
+	[REFLEAK_EV_SET]		= "set",
+	[REFLEAK_EV_ANOMALY]		= "anomaly",
+	[REFLEAK_EV_REF]		= "ref",
 };
 
 /* per evsel (evsel->priv): event kind and the format fields, looked up once */
 struct rl_evsel_info {
-	enum rl_ev_kind		kind;
+	enum refleak_ev_kind		kind;
 	struct tep_format_field	*ptr;		/* ptr, or ref: the counter */
 	struct tep_format_field	*call_site;	/* call_site or caller */
 	struct tep_format_field	*bytes_alloc;
@@ -144,7 +129,7 @@ struct refleak_report {
 	struct refleak		*rl;
 	/* what every output shows, built once at the end */
 	struct refleak_findings	*findings;
-	u64			nr_events[RL_EV_NR];
+	u64			nr_events[REFLEAK_EV_NR];
 	u64			nr_bad_samples;
 	struct rl_cpu_last	*cpu_last;	/* by cpu */
 	int			nr_cpu_last;
@@ -212,8 +197,9 @@ struct refleak_report {
  * event without the fields the correlation needs is ignored, with a
  * warning.
  */
-static struct rl_evsel_info *rl_evsel_info(struct evsel *evsel, enum rl_ev_kind kind)
+static struct rl_evsel_info *rl_evsel_info(struct evsel *evsel, const struct refleak_event *ev)
 {
+	const struct refleak_ev_fields *f = ev->fields;
 	struct rl_evsel_info *info = evsel->priv;
 
 	if (info)
@@ -222,47 +208,19 @@ static struct rl_evsel_info *rl_evsel_info(struct evsel *evsel, enum rl_ev_kind 
 	if (!info)
 		return NULL;
 	evsel->priv = info;
-	info->kind = kind;
-
-	switch (kind) {
-	case RL_EV_KMALLOC:
-	case RL_EV_CACHE_ALLOC:
-		info->bytes_alloc = evsel__field(evsel, "bytes_alloc");
-		fallthrough;
-	case RL_EV_KFREE:
-	case RL_EV_CACHE_FREE:
-	case RL_EV_KFREE_RCU:
-		info->ptr = evsel__field(evsel, "ptr");
-		info->call_site = evsel__field(evsel, "call_site");
-		info->name = evsel__field(evsel, "name");
-		if (!info->ptr || !info->call_site) {
-			pr_warning("%s lacks ptr/call_site fields, ignored\n", evsel__name(evsel));
-			info->kind = RL_EV_OTHER;
-		}
-		break;
-	case RL_EV_FINAL_PUT:
-	case RL_EV_SET:
-	case RL_EV_ANOMALY:
-	case RL_EV_REF:
-		info->ptr = evsel__field(evsel, "ref");
-		info->call_site = evsel__field(evsel, "caller");
-		if (kind == RL_EV_SET)
-			info->value = evsel__field(evsel, "count");
-		else if (kind == RL_EV_ANOMALY)
-			info->value = evsel__field(evsel, "type");
-		else if (kind == RL_EV_REF)
-			info->value = evsel__field(evsel, "old");
-		info->delta = evsel__field(evsel, "delta");
-		if (!info->ptr || (kind != RL_EV_FINAL_PUT && !info->value) ||
-		    (kind == RL_EV_REF && !info->delta)) {
-			pr_warning("%s lacks its ref/count/type fields, ignored\n",
-				   evsel__name(evsel));
-			info->kind = RL_EV_OTHER;
-		}
-		break;
-	case RL_EV_OTHER:
-	default:
-		break;
+	info->kind = ev->kind;
+	info->ptr = f->obj ? evsel__field(evsel, f->obj) : NULL;
+	info->call_site = f->caller ? evsel__field(evsel, f->caller) : NULL;
+	info->bytes_alloc = f->bytes ? evsel__field(evsel, f->bytes) : NULL;
+	info->name = f->cache ? evsel__field(evsel, f->cache) : NULL;
+	info->value = f->value ? evsel__field(evsel, f->value) : NULL;
+	info->delta = f->delta ? evsel__field(evsel, f->delta) : NULL;
+	if (!info->ptr || !info->call_site || (f->value && !info->value) ||
+	    (f->delta && !info->delta)) {
+		pr_warning("%s lacks the fields perf refleak reads (%s, %s%s%s%s%s), ignored\n",
+			   evsel__name(evsel), f->obj, f->caller, f->value ? ", " : "",
+			   f->value ?: "", f->delta ? ", " : "", f->delta ?: "");
+		info->kind = RL_EV_OTHER;
 	}
 	return info;
 }
@@ -458,7 +416,7 @@ static int rl_on_alloc(struct refleak_report *rep, struct evsel *evsel,
 		.ptr		= rl_field(evsel, info->ptr, sample),
 		.call_site	= rl_field(evsel, info->call_site, sample),
 		.bytes_alloc	= rl_field(evsel, info->bytes_alloc, sample),
-		.cache		= info->kind == RL_EV_KMALLOC ? REFLEAK_KMALLOC :
+		.cache		= info->kind == REFLEAK_EV_KMALLOC ? REFLEAK_KMALLOC :
 				  rl_field_str(evsel, info->name, sample, name, sizeof(name)),
 		.pid		= sample->pid,
 		.tid		= sample->tid,
@@ -478,9 +436,9 @@ static int rl_on_free(struct refleak_report *rep, struct evsel *evsel,
 		.time		= sample->time,
 		.ptr		= rl_field(evsel, info->ptr, sample),
 		.call_site	= rl_field(evsel, info->call_site, sample),
-		.cache		= info->kind != RL_EV_CACHE_FREE ? NULL :
+		.cache		= info->kind != REFLEAK_EV_CACHE_FREE ? NULL :
 				  rl_field_str(evsel, info->name, sample, name, sizeof(name)),
-		.deferred	= info->kind == RL_EV_KFREE_RCU,
+		.deferred	= info->kind == REFLEAK_EV_KFREE_RCU,
 	};
 
 	if (ev.ptr)
@@ -559,53 +517,50 @@ enum rl_need {
 };
 
 /*
- * The events of perf refleak: 'record' turns the table into its -e
- * arguments, 'report' into the tracepoint handlers of its session.
+ * What perf refleak does with each kind of event of refleak-events.h:
+ * 'record' turns the events into its -e arguments, 'report' into the
+ * tracepoint handlers of its session.
  */
-static const struct rl_event {
-	const char	*name;
-	enum rl_ev_kind	kind;
+static const struct rl_kind {
 	rl_handler_t	handler;
 	enum rl_need	need;
 	const char	*without;	/* what is lost on a kernel without it */
-} rl_events[] = {
-	{ "kmem:kmalloc",		RL_EV_KMALLOC,	   rl_on_alloc,	    RL_NEED_KMEM, NULL },
-	{ "kmem:kmem_cache_alloc",	RL_EV_CACHE_ALLOC, rl_on_alloc,	    RL_NEED_KMEM, NULL },
-	{ "kmem:kfree",			RL_EV_KFREE,	   rl_on_free,	    RL_NEED_KMEM, NULL },
-	{ "kmem:kmem_cache_free",	RL_EV_CACHE_FREE,  rl_on_free,	    RL_NEED_KMEM, NULL },
-	{ REFLEAK_KFREE_RCU_TP,		RL_EV_KFREE_RCU,   rl_on_free,	    RL_NEED_OPTIONAL,
+} rl_kinds[REFLEAK_EV_NR] = {
+	[REFLEAK_EV_KMALLOC]	 = { rl_on_alloc,     RL_NEED_KMEM, NULL },
+	[REFLEAK_EV_CACHE_ALLOC] = { rl_on_alloc,     RL_NEED_KMEM, NULL },
+	[REFLEAK_EV_KFREE]	 = { rl_on_free,      RL_NEED_KMEM, NULL },
+	[REFLEAK_EV_CACHE_FREE]	 = { rl_on_free,      RL_NEED_KMEM, NULL },
+	[REFLEAK_EV_KFREE_RCU]	 = { rl_on_free,      RL_NEED_OPTIONAL,
 	  "objects given to kfree_rcu() count as freed only when their free event comes, which can be after the recording",
 	},
-	{ REFLEAK_PUT_TP,		RL_EV_FINAL_PUT,   rl_on_final_put, RL_NEED_LIFE, NULL },
-	{ REFLEAK_SET_TP,		RL_EV_SET,	   rl_on_set,	    RL_NEED_LIFE_OPTIONAL,
+	[REFLEAK_EV_FINAL_PUT]	 = { rl_on_final_put, RL_NEED_LIFE, NULL },
+	[REFLEAK_EV_SET]	 = { rl_on_set,	      RL_NEED_LIFE_OPTIONAL,
 	  "only sites with a final put can be judged" },
-	{ REFLEAK_ANOMALY_TP,		RL_EV_ANOMALY,	   rl_on_anomaly,   RL_NEED_LIFE_OPTIONAL,
+	[REFLEAK_EV_ANOMALY]	 = { rl_on_anomaly,   RL_NEED_LIFE_OPTIONAL,
 	  "refcount_t's own checks are not reported" },
-	{ REFLEAK_REF_TP,		RL_EV_REF,	   rl_on_ref,	    RL_NEED_REFS, NULL },
-	/* the names before 6.1 */
-	{ "kmem:kmalloc_node",		RL_EV_KMALLOC,	   rl_on_alloc,	    RL_NEED_READ, NULL },
-	{ "kmem:kmem_cache_alloc_node",	RL_EV_CACHE_ALLOC, rl_on_alloc,	    RL_NEED_READ, NULL },
+	[REFLEAK_EV_REF]	 = { rl_on_ref,	      RL_NEED_REFS, NULL },
 };
 
-static const struct rl_event *rl_event_of(struct evsel *evsel)
+/* what record does with @ev: a kernel before 6.1's name is only read */
+static enum rl_need rl_need_of(const struct refleak_event *ev)
 {
-	size_t i;
+	return ev->old_name ? RL_NEED_READ : rl_kinds[ev->kind].need;
+}
 
-	if (evsel->core.attr.type != PERF_TYPE_TRACEPOINT || !evsel->name)
+static const struct refleak_event *rl_event_of(struct evsel *evsel)
+{
+	if (evsel->core.attr.type != PERF_TYPE_TRACEPOINT)
 		return NULL;
-	for (i = 0; i < ARRAY_SIZE(rl_events); i++)
-		if (!strcmp(evsel->name, rl_events[i].name))
-			return &rl_events[i];
-	return NULL;
+	return refleak_event__find(evsel->name);
 }
 
 /* evsel->handler: the handler of its event, once the event's name is known */
 static void rl_bind(struct evsel *evsel)
 {
-	const struct rl_event *ev = rl_event_of(evsel);
+	const struct refleak_event *ev = rl_event_of(evsel);
 
 	if (ev && !evsel->handler)
-		evsel->handler = ev->handler;
+		evsel->handler = rl_kinds[ev->kind].handler;
 }
 
 /*
@@ -673,15 +628,15 @@ static int process_feature(const struct perf_tool *tool, struct perf_session *se
 /* the handlers of a file's events, known from its header */
 static int rl_set_handlers(struct perf_session *session)
 {
-	struct evsel_str_handler assocs[ARRAY_SIZE(rl_events)];
+	struct evsel_str_handler assocs[refleak_nr_events];
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(rl_events); i++) {
-		assocs[i].name = rl_events[i].name;
-		assocs[i].handler = rl_events[i].handler;
+	for (i = 0; i < refleak_nr_events; i++) {
+		assocs[i].name = refleak_events[i].name;
+		assocs[i].handler = rl_kinds[refleak_events[i].kind].handler;
 	}
 	return __evlist__set_tracepoints_handlers(session->evlist, assocs,
-						  ARRAY_SIZE(assocs));
+						  refleak_nr_events);
 }
 
 static bool rl_is_bpf_event(struct evsel *evsel)
@@ -759,7 +714,7 @@ static int process_sample_event(const struct perf_tool *tool,
 {
 	struct refleak_report *rep = container_of(tool, struct refleak_report, tool);
 	struct evsel *evsel = sample->evsel;
-	const struct rl_event *ev;
+	const struct refleak_event *ev;
 	struct rl_evsel_info *info;
 	rl_handler_t handler;
 	int err;
@@ -778,7 +733,7 @@ static int process_sample_event(const struct perf_tool *tool,
 		ev = rl_event_of(evsel);
 		if (!ev)
 			return 0;
-		info = rl_evsel_info(evsel, ev->kind);
+		info = rl_evsel_info(evsel, ev);
 		if (!info)
 			return -ENOMEM;
 	}
@@ -1749,9 +1704,9 @@ static bool rl_kernel_follows(struct refleak_report *rep, const char *kind)
 	struct evsel *evsel;
 
 	evlist__for_each_entry(rep->session->evlist, evsel) {
-		const struct rl_event *ev = rl_event_of(evsel);
+		const struct refleak_event *ev = rl_event_of(evsel);
 
-		if (!ev || ev->kind != RL_EV_SET)
+		if (!ev || ev->kind != REFLEAK_EV_SET)
 			continue;
 		tp = evsel__tp_format(evsel);
 		for (arg = tp ? tp->print_fmt.args : NULL; arg; arg = arg->next) {
@@ -1800,13 +1755,13 @@ static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 	int c, n;
 
 	fprintf(fp, "\n# recording: %.3f s\n", rl_recorded_s(st));
-	for (c = 0; c < RL_EV_NR; c++) {
+	for (c = 0; c < REFLEAK_EV_NR; c++) {
 		keys[c] = ev_names[c];
 		vals[c] = rep->nr_events[c];
 	}
 	keys[c] = "process exits";
 	vals[c] = st->nr_exits;
-	rl_print_list(fp, "# events: ", keys, vals, RL_EV_NR + 1, false);
+	rl_print_list(fp, "# events: ", keys, vals, REFLEAK_EV_NR + 1, false);
 	n = 0;
 	for (c = REFLEAK_BALANCED; c >= 0; c--) {
 		keys[n] = refleak_class__name(c);
@@ -2053,7 +2008,7 @@ static void rl_print_json(struct refleak_report *rep, FILE *fp)
 	fprintf(fp, "{\"version\": 2,\n \"summary\": {\"recording_s\": %.3f, \"cut_short\": %s, ",
 		rl_recorded_s(st), rep->cut_short ? "true" : "false");
 	fprintf(fp, "\"events\": {");
-	for (c = 0; c < RL_EV_NR; c++)
+	for (c = 0; c < REFLEAK_EV_NR; c++)
 		fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", ev_names[c], rep->nr_events[c]);
 	fprintf(fp, "},\n  \"lost_events\": %" PRIu64 ", \"unmatched_final_puts\": %" PRIu64
 		", \"inferred_objects\": %" PRIu64 ", \"uncertain_objects\": %" PRIu64
@@ -2117,26 +2072,26 @@ static bool rl_scan_evlist(struct refleak_report *rep)
 	struct evsel *evsel;
 
 	evlist__for_each_entry(rep->session->evlist, evsel) {
-		const struct rl_event *ev = rl_event_of(evsel);
+		const struct refleak_event *ev = rl_event_of(evsel);
 
 		if (!ev)
 			continue;
 		switch (ev->kind) {
-		case RL_EV_FINAL_PUT:
+		case REFLEAK_EV_FINAL_PUT:
 			rep->has_put_event = true;
 			break;
-		case RL_EV_SET:
+		case REFLEAK_EV_SET:
 			rep->has_set_event = true;
 			break;
-		case RL_EV_KMALLOC:
-		case RL_EV_CACHE_ALLOC:
-		case RL_EV_KFREE:
-		case RL_EV_CACHE_FREE:
-		case RL_EV_KFREE_RCU:
+		case REFLEAK_EV_KMALLOC:
+		case REFLEAK_EV_CACHE_ALLOC:
+		case REFLEAK_EV_KFREE:
+		case REFLEAK_EV_CACHE_FREE:
+		case REFLEAK_EV_KFREE_RCU:
 			rep->has_kmem_event = true;
 			break;
-		case RL_EV_ANOMALY:	/* the anomaly event says nothing of the others */
-		case RL_EV_REF:
+		case REFLEAK_EV_ANOMALY:	/* the anomaly event says nothing of the others */
+		case REFLEAK_EV_REF:
 		case RL_EV_OTHER:
 		default:
 			break;
@@ -2811,10 +2766,12 @@ static int rl_record_check(bool kmem_only, const char *refs, char **refs_filter)
 {
 	size_t t;
 
-	for (t = 0; t < ARRAY_SIZE(rl_events); t++) {
-		if (rl_events[t].need == RL_NEED_KMEM && !is_valid_tracepoint(rl_events[t].name)) {
+	for (t = 0; t < refleak_nr_events; t++) {
+		const struct refleak_event *ev = &refleak_events[t];
+
+		if (rl_need_of(ev) == RL_NEED_KMEM && !is_valid_tracepoint(ev->name)) {
 			pr_err("perf refleak: tracepoint %s not found: tracefs not mounted or not readable (run as root?) or kernel without CONFIG_TRACING\n",
-			       rl_events[t].name);
+			       ev->name);
 			return RL_EXIT_FATAL;
 		}
 	}
@@ -2848,10 +2805,11 @@ static int rl_record_events(const char **rec_argv, int rec_argc, bool kmem_only,
 {
 	size_t t;
 
-	for (t = 0; t < ARRAY_SIZE(rl_events); t++) {
-		const struct rl_event *ev = &rl_events[t];
+	for (t = 0; t < refleak_nr_events; t++) {
+		const struct refleak_event *ev = &refleak_events[t];
+		enum rl_need need = rl_need_of(ev);
 
-		switch (ev->need) {
+		switch (need) {
 		case RL_NEED_KMEM:
 			break;
 		case RL_NEED_LIFE:
@@ -2865,7 +2823,7 @@ static int rl_record_events(const char **rec_argv, int rec_argc, bool kmem_only,
 		case RL_NEED_OPTIONAL:
 			if (!is_valid_tracepoint(ev->name)) {
 				pr_warning("perf refleak: %s not found: %s\n",
-					   ev->name, ev->without);
+					   ev->name, rl_kinds[ev->kind].without);
 				continue;
 			}
 			break;
@@ -2879,7 +2837,7 @@ static int rl_record_events(const char **rec_argv, int rec_argc, bool kmem_only,
 		}
 		rec_argv[rec_argc++] = "-e";
 		rec_argv[rec_argc++] = ev->name;
-		if (ev->need == RL_NEED_REFS) {
+		if (need == RL_NEED_REFS) {
 			rec_argv[rec_argc++] = "--filter";
 			rec_argv[rec_argc++] = refs_filter;
 		}

@@ -37,6 +37,7 @@
 #include "util/machine.h"
 #include "util/map.h"
 #include "util/parse-events.h"
+#include "util/refleak-events.h"
 #include "util/perf-hooks.h"
 #include "util/sample.h"
 #include "util/session.h"
@@ -65,28 +66,22 @@ struct rl_counts {
 /* the counts once every program runs (rl_events_missed()) */
 static struct rl_counts rl_start;
 
-/*
- * The tracepoint of each event the programs take, as perf names it; its
- * programs are rl_<name>_<k>, <name> the tracepoint's, k from 0 to
- * RL_BPF_LEVELS - 1 in the order they run (refleak.bpf.c's RL_PROGS())
- */
-static const char * const rl_ev_names[RL_BPF_NR_EV_KINDS] = {
-	[RL_BPF_KMALLOC]	= "kmem:kmalloc",
-	[RL_BPF_CACHE_ALLOC]	= "kmem:kmem_cache_alloc",
-	[RL_BPF_KFREE]		= "kmem:kfree",
-	[RL_BPF_CACHE_FREE]	= "kmem:kmem_cache_free",
-	[RL_BPF_KFREE_RCU]	= "kmem:kfree_rcu",
-	[RL_BPF_SET]		= "ref_trace:ref_trace_set",
-	[RL_BPF_FINAL_PUT]	= "ref_trace:ref_trace_final_put",
-	[RL_BPF_ANOMALY]	= "ref_trace:ref_trace_anomaly",
-};
+/* the tracepoint of an event the programs take as @kind (refleak-events.c), as perf names it */
+static const char *rl_ev_name(int kind)
+{
+	return refleak_event__of_bpf(kind)->name;
+}
 
-/* program @k of the event of @kind */
+/*
+ * Program @k of the event of @kind: rl_<name>_<k>, <name> the
+ * tracepoint's, k from 0 to RL_BPF_LEVELS - 1 in the order they run
+ * (refleak.bpf.c's RL_PROGS())
+ */
 static struct bpf_program *rl_prog(int kind, int k)
 {
 	char name[64];
 
-	snprintf(name, sizeof(name), "rl_%s_%d", strchr(rl_ev_names[kind], ':') + 1, k);
+	snprintf(name, sizeof(name), "rl_%s_%d", strchr(rl_ev_name(kind), ':') + 1, k);
 	return bpf_object__find_program_by_name(skel->obj, name);
 }
 
@@ -244,7 +239,7 @@ static int rl_load(unsigned int nr_entries)
 	skel->rodata->nr_cpus = libbpf_num_possible_cpus();
 	skel->rodata->mark_stale_ticks = rl_hz();
 	/* the kernel series' own event: without it, what RCU frees is not seen */
-	if (!is_valid_tracepoint(rl_ev_names[RL_BPF_KFREE_RCU])) {
+	if (!is_valid_tracepoint(rl_ev_name(RL_BPF_KFREE_RCU))) {
 		for (k = 0; k < RL_BPF_LEVELS; k++)
 			bpf_program__set_autoload(rl_prog(RL_BPF_KFREE_RCU, k), false);
 	}
@@ -422,9 +417,10 @@ static void rl_raw_init(struct rl_raw *r, struct tep_event *tp, u32 pid)
 		*(u32 *)(r->data + f->offset) = pid;
 }
 
+/* field @name (NULL: the event has none) of the record begun in @r */
 static void rl_raw_set(struct rl_raw *r, const char *name, u64 val)
 {
-	struct tep_format_field *f = tep_find_field(r->tp, name);
+	struct tep_format_field *f = name ? tep_find_field(r->tp, name) : NULL;
 
 	if (!f || (u32)(f->offset + f->size) > r->size)
 		return;
@@ -449,7 +445,7 @@ static void rl_raw_set(struct rl_raw *r, const char *name, u64 val)
 /* a __string field: its data after the fixed fields, located by (len << 16 | offset) */
 static void rl_raw_set_str(struct rl_raw *r, const char *name, const char *s)
 {
-	struct tep_format_field *f = tep_find_field(r->tp, name);
+	struct tep_format_field *f = name ? tep_find_field(r->tp, name) : NULL;
 	u32 len = strlen(s) + 1;
 
 	if (!f || !(f->flags & TEP_FIELD_IS_DYNAMIC) || f->size != 4 ||
@@ -540,48 +536,50 @@ static u64 rl_time_after(struct rl_writer *w, u64 time)
 	return time;
 }
 
-/* the sample of one event of an object, in its tracepoint's layout */
+/*
+ * The sample of one event of an object, in its tracepoint's layout: the
+ * fields the report reads of it (refleak-events.c).
+ */
 static void rl_write_ev(struct rl_writer *w, const struct rl_bpf_obj *o,
 			const struct rl_bpf_ev *ev, u64 addr)
 {
+	const struct refleak_ev_fields *f;
 	char name[RL_BPF_CACHE_NAME];
 	struct evsel *evsel;
 	struct rl_raw raw;
+	u64 obj;
 
-	evsel = rl_raw_begin(w, ev->kind, ev->pid, &raw);
-	if (!evsel)
-		return;
 	switch (ev->kind) {
 	case RL_BPF_KFREE:
 	case RL_BPF_KFREE_RCU:
 	case RL_BPF_CACHE_FREE:
-		rl_raw_set(&raw, "call_site", ev->caller);
-		rl_raw_set(&raw, "ptr", addr);
-		if (ev->kind == RL_BPF_CACHE_FREE)
-			rl_raw_set_str(&raw, "name", rl_cache_name(w, o->cache, name));
+		obj = addr;
 		break;
 	case RL_BPF_SET:
-		rl_raw_set(&raw, "count", (u32)ev->value);
-		fallthrough;
 	case RL_BPF_FINAL_PUT:
-		rl_raw_set(&raw, "caller", ev->caller);
-		rl_raw_set(&raw, "ref", addr + ev->offset);
-		rl_raw_set(&raw, "kind", ev->ctr_kind);
-		break;
 	case RL_BPF_ANOMALY:
-		rl_raw_set(&raw, "caller", ev->caller);
-		rl_raw_set(&raw, "ref", addr + ev->offset);
-		rl_raw_set(&raw, "type", (u32)ev->value);
+		obj = addr + ev->offset;	/* the counter */
 		break;
 	default:
 		return;
 	}
+	evsel = rl_raw_begin(w, ev->kind, ev->pid, &raw);
+	if (!evsel)
+		return;
+	f = refleak_event__of_bpf(ev->kind)->fields;
+	rl_raw_set(&raw, f->obj, obj);
+	rl_raw_set(&raw, f->caller, ev->caller);
+	rl_raw_set(&raw, f->value, (u32)ev->value);
+	rl_raw_set(&raw, f->counter_kind, ev->ctr_kind);
+	if (ev->kind == RL_BPF_CACHE_FREE)
+		rl_raw_set_str(&raw, f->cache, rl_cache_name(w, o->cache, name));
 	rl_write_sample(w, evsel, rl_time_after(w, ev->time), ev->pid, ev->tid, ev->cpu,
 			ev->caller, rl_stack(w, ev->stack), raw.data, raw.size);
 }
 
 static void rl_write_alloc(struct rl_writer *w, const struct rl_bpf_obj *o)
 {
+	const struct refleak_ev_fields *f;
 	char name[RL_BPF_CACHE_NAME];
 	struct evsel *evsel;
 	struct rl_raw raw;
@@ -589,12 +587,13 @@ static void rl_write_alloc(struct rl_writer *w, const struct rl_bpf_obj *o)
 	evsel = rl_raw_begin(w, o->kind, o->pid, &raw);
 	if (!evsel)
 		return;
-	rl_raw_set(&raw, "call_site", o->call_site);
-	rl_raw_set(&raw, "ptr", o->ptr);
-	rl_raw_set(&raw, "bytes_req", o->size);
-	rl_raw_set(&raw, "bytes_alloc", o->size);
+	f = refleak_event__of_bpf(o->kind)->fields;
+	rl_raw_set(&raw, f->caller, o->call_site);
+	rl_raw_set(&raw, f->obj, o->ptr);
+	rl_raw_set(&raw, f->bytes_req, o->size);
+	rl_raw_set(&raw, f->bytes, o->size);
 	if (o->kind == RL_BPF_CACHE_ALLOC)
-		rl_raw_set_str(&raw, "name", rl_cache_name(w, o->cache, name));
+		rl_raw_set_str(&raw, f->cache, rl_cache_name(w, o->cache, name));
 	rl_write_sample(w, evsel, rl_time_after(w, o->time), o->pid, o->tid, o->cpu,
 			o->call_site, rl_stack(w, o->stack), raw.data, raw.size);
 }
@@ -858,7 +857,7 @@ static u64 rl_events_missed(const struct rl_counts *end, bool say, bool running)
 		seen = end->seen[i] + end->unseen[i] - rl_start.seen[i] - rl_start.unseen[i];
 		taken = end->taken[i] - rl_start.taken[i];
 		if (say)
-			pr_debug("perf refleak: %s: %llu seen, %llu taken\n", rl_ev_names[i],
+			pr_debug("perf refleak: %s: %llu seen, %llu taken\n", rl_ev_name(i),
 				 (unsigned long long)seen, (unsigned long long)taken);
 		/*
 		 * More taken than seen: some taken twice, as bad.  Unless the
@@ -1051,7 +1050,7 @@ static ssize_t rl_write_state(struct perf_session *session, const struct rl_coun
 	w.callchain = zalloc(sizeof(*w.callchain) + (RL_MAX_STACK + 1) * sizeof(u64));
 	w.bpf_evsel = evlist__find_evsel_by_str(session->evlist, REFLEAK_BPF_EVENT);
 	for (i = 0; i < RL_BPF_NR_EV_KINDS; i++)
-		w.evsel[i] = evlist__find_evsel_by_str(session->evlist, rl_ev_names[i]);
+		w.evsel[i] = evlist__find_evsel_by_str(session->evlist, rl_ev_name(i));
 	if (IS_ERR(w.stacks) || !w.event || !w.raw || !w.callchain || !w.bpf_evsel ||
 	    !w.evsel[RL_BPF_KMALLOC] || !w.evsel[RL_BPF_SET]) {
 		pr_err("perf refleak: cannot write what the BPF programs kept\n");
