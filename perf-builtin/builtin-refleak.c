@@ -1818,6 +1818,31 @@ static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 /* ------------------------------------------------------------------ */
 /* JSON output                                                         */
 
+/* what the footer says of a -b recording */
+static void rl_print_bpf_json(struct refleak_report *rep, FILE *fp)
+{
+	static const char * const miss_keys[RL_BPF_NR_MISSES] = {
+		[RL_BPF_MISS_OBJECTS]	= "object_map_full",
+		[RL_BPF_MISS_COUNTERS]	= "counter_map_full",
+		[RL_BPF_MISS_LOG]	= "object_log_full",
+		[RL_BPF_MISS_REPORTS]	= "report_map_full",
+		[RL_BPF_MISS_SITES]	= "site_map_full",
+		[RL_BPF_MISS_STACKS]	= "stacks_lost",
+		[RL_BPF_MISS_NESTED]	= "events_not_taken",
+		[RL_BPF_MISS_PROCS]	= "process_map_full",
+	};
+	const struct refleak_bpf_misses_rec *m = &rep->bpf_misses;
+	int i;
+
+	fprintf(fp, "  \"bpf\": {\"counted_s\": %.3f, \"balanced_objects\": %" PRIu64
+		", \"sites\": %" PRIu64 ", \"unplaced_counters\": %" PRIu64 ", \"missed\": {",
+		(double)rep->bpf_counted_ns / NSEC_PER_SEC, rep->nr_bpf_balanced,
+		rep->nr_bpf_sites, m->nr_unplaced_sets);
+	for (i = 0; i < RL_BPF_NR_MISSES; i++)
+		fprintf(fp, "%s\"%s\": %" PRIu64, i ? ", " : "", miss_keys[i], m->nr[i]);
+	fprintf(fp, "}},\n");
+}
+
 static void json_str(FILE *fp, const char *s)
 {
 	fputc('"', fp);
@@ -2003,7 +2028,8 @@ static void rl_print_json(struct refleak_report *rep, FILE *fp)
 {
 	const struct refleak_stats *st = refleak__stats(rep->rl);
 	const struct refleak_finding *f;
-	int c, first = 1;
+	int c, first = 1, nr_cannot = 0;
+	const char *cannot[2];
 
 	fprintf(fp, "{\"version\": 2,\n \"summary\": {\"recording_s\": %.3f, \"cut_short\": %s, ",
 		rl_recorded_s(st), rep->cut_short ? "true" : "false");
@@ -2015,6 +2041,22 @@ static void rl_print_json(struct refleak_report *rep, FILE *fp)
 		", \"same_time_samples\": %" PRIu64 ", \"copied_samples\": %" PRIu64 ",\n",
 		st->nr_lost, st->nr_unmatched_put, st->nr_inferred, st->nr_uncertain,
 		rep->nr_same_time, rep->nr_copies);
+	/* what "no finding" does not cover, as the text's header and footer say */
+	if (!rep->has_put_event)
+		cannot[nr_cannot++] = "final_puts";
+	else if (!rep->has_set_event)
+		cannot[nr_cannot++] = "counter_births";
+	if (!rep->has_callchain)
+		cannot[nr_cannot++] = "call_stacks";
+	fprintf(fp, "  \"cannot_show\": [");
+	for (c = 0; c < nr_cannot; c++)
+		fprintf(fp, "%s\"%s\"", c ? ", " : "", cannot[c]);
+	fprintf(fp, "], ");
+	fprintf(fp, "\"counters_not_followed\": [%s%s\"atomic_t\", \"lockref\"],\n",
+		rl_kernel_follows(rep, "file_ref") ? "" : "\"file_ref_t\", ",
+		rl_kernel_follows(rep, "rcuref") ? "" : "\"rcuref_t\", ");
+	if (rep->bpf_recording)
+		rl_print_bpf_json(rep, fp);
 	fprintf(fp, "  \"classes\": {");
 	for (c = 0; c < REFLEAK_NR_CLASSES; c++)
 		fprintf(fp, "%s\"%s\": %" PRIu64, c ? ", " : "", refleak_class__name(c),

@@ -33,10 +33,26 @@ def main():
             got = dict(zip(("definite", "likely", "possible"), map(int, m.groups())))
             if got != summ["tiers"]:
                 errs.append(f"tiers: text {got}, json {summ['tiers']}")
+        # what "no finding" does not cover: the footer's counter types and
+        # the header's "cannot show" lines
+        if line.startswith("# counters not followed: "):
+            got = [t for t in line[len("# counters not followed: "):].split(" (")[0].split(", ")]
+            want = summ["counters_not_followed"]
+            if got != want:
+                errs.append(f"counters not followed: text {got}, json {want}")
         if line.startswith("# objects:"):
             got = {k: int(v) for k, v in re.findall(r"(\w+) (\d+)", line[len("# objects:"):])}
             if got != summ["classes"]:
                 errs.append(f"classes: text {got}, json {summ['classes']}")
+
+    says = {"final_puts": "# cannot show: final puts",
+            "counter_births": "# cannot show: counter births",
+            "call_stacks": "# cannot show: call stacks"}
+    header = [line for line in text if line.startswith("# cannot show: ")]
+    if text and text[0] == "# perf refleak report":
+        got = [k for k, v in says.items() if any(h.startswith(v) for h in header)]
+        if sorted(got) != sorted(summ["cannot_show"]):
+            errs.append(f"cannot show: text {got}, json {summ['cannot_show']}")
 
     # rows of each listed class: count bytes age refoff cache site
     findings = {}
