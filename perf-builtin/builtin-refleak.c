@@ -2147,13 +2147,6 @@ static bool rl_scan_evlist(struct refleak_report *rep)
 	return rep->has_kmem_event;
 }
 
-static const char * const refleak_usage[] = {
-	"perf refleak record [<options>] [-- <command>]",
-	"perf refleak report [<options>]",
-	"perf refleak top [<options>] [-- <command>]",
-	NULL
-};
-
 /*
  * The caches a recording followed with every get and put: the filter of
  * ref_trace_ref on the command line perf record keeps in the header
@@ -3325,23 +3318,19 @@ int cmd_refleak(int argc, const char **argv)
 	OPT_INCR('v', "verbose", &verbose, "be more verbose"),
 	OPT_END()
 	};
+	const char *const subcommands[] = { "record", "report", "top", NULL };
+	const char *usage[] = { NULL, NULL };
 
-	argc = parse_options(argc, argv, options, refleak_usage, PARSE_OPT_STOP_AT_NON_OPTION);
-	if (!argc) {
-		int i;
+	argc = parse_options_subcommand(argc, argv, options, subcommands, usage,
+					PARSE_OPT_STOP_AT_NON_OPTION);
+	if (!argc)
+		usage_with_options(usage, options);
 
-		pr_err("perf refleak: missing subcommand (record, report, top), usage:\n");
-		for (i = 0; refleak_usage[i]; i++)
-			pr_err("\t%s\n", refleak_usage[i]);
-		return RL_EXIT_USAGE;
-	}
 	if (strlen(argv[0]) > 2 && strstarts("record", argv[0]))
 		return rl_record(argc, argv);
 	if (strlen(argv[0]) > 2 && strstarts("report", argv[0]))
 		return rl_report(argc, argv);
 	if (!strcmp("top", argv[0]))
 		return rl_top(argc, argv);
-
-	pr_err("perf refleak: unknown subcommand '%s' (record, report, top)\n", argv[0]);
-	return RL_EXIT_USAGE;
+	usage_with_options(usage, options);
 }

@@ -316,6 +316,12 @@ run_case vmlinux-unreadable 1 -i "$valid" -k "$work/does-not-exist.vmlinux"
 
 echo "# usage errors: exit 129 as every perf command (the usage listing may follow)"
 run_case usage-unknown-option 129 -i "$valid" --no-such-option
+# no subcommand, an unknown one: perf's usage of perf refleak
+for sub in none no-such-subcommand; do
+	timeout "$hang" "$PERF" refleak ${sub#none} < /dev/null > "$out/usage-sub-$sub.out" \
+		2> "$out/usage-sub-$sub.err"
+	check "usage-subcommand-$sub" $? 129 "$out/usage-sub-$sub.err" "$out/usage-sub-$sub.out"
+done
 run_case usage-bad-sort-key 129 -i "$valid" --sort no_such_key
 run_case usage-bad-min-age 129 -i "$valid" --min-age not-a-number
 run_case usage-bad-time 129 -i "$valid" --time not-a-time
