@@ -2834,52 +2834,6 @@ static int rl_record_check(bool kmem_only, const char *refs, char **refs_filter)
 	return 0;
 }
 
-/* perf record's -e (and --filter) arguments, from the event table */
-static int rl_record_events(const char **rec_argv, int rec_argc, bool kmem_only,
-			    const char *refs_filter)
-{
-	size_t t;
-
-	for (t = 0; t < refleak_nr_events; t++) {
-		const struct refleak_event *ev = &refleak_events[t];
-		enum rl_need need = rl_need_of(ev);
-
-		switch (need) {
-		case RL_NEED_KMEM:
-			break;
-		case RL_NEED_LIFE:
-			if (kmem_only)
-				continue;
-			break;
-		case RL_NEED_LIFE_OPTIONAL:
-			if (kmem_only)
-				continue;
-			fallthrough;
-		case RL_NEED_OPTIONAL:
-			if (!is_valid_tracepoint(ev->name)) {
-				pr_warning("perf refleak: %s not found: %s\n",
-					   ev->name, rl_kinds[ev->kind].without);
-				continue;
-			}
-			break;
-		case RL_NEED_REFS:
-			if (!refs_filter)
-				continue;
-			break;
-		case RL_NEED_READ:
-		default:
-			continue;
-		}
-		rec_argv[rec_argc++] = "-e";
-		rec_argv[rec_argc++] = ev->name;
-		if (need == RL_NEED_REFS) {
-			rec_argv[rec_argc++] = "--filter";
-			rec_argv[rec_argc++] = refs_filter;
-		}
-	}
-	return rec_argc;
-}
-
 /* -o -, --output=-: perf record writes a pipe */
 static bool rl_to_pipe(int argc, const char **argv)
 {
@@ -2927,17 +2881,156 @@ static int rl_record_bpf(void)
 	return 0;
 }
 
+/* what record was asked, for perf record's arguments */
+struct rl_record_opts {
+	int		argc;		/* the arguments left to perf record */
+	const char	**argv;
+	int		cmd;		/* where "--" is in them; 0: no command */
+	const char	*settle;
+	const char	*refs_filter;
+	const char	*bpf_entries;	/* -b: --refleak-bpf's value; NULL: not -b */
+	const char	*switch_output;	/* -b: --switch-output's option; NULL: none */
+	bool		kmem_only;
+};
+
+/* perf record's arguments: counted (args->argv NULL), then written */
+struct rl_args {
+	const char	**argv;
+	int		argc;
+};
+
+static void rl_arg(struct rl_args *args, const char *arg)
+{
+	if (args->argv)
+		args->argv[args->argc] = arg;
+	args->argc++;
+}
+
+/* perf record's -e (and --filter) arguments, from the events of refleak-events.c */
+static void rl_record_events(struct rl_args *args, const struct rl_record_opts *o)
+{
+	size_t t;
+
+	for (t = 0; t < refleak_nr_events; t++) {
+		const struct refleak_event *ev = &refleak_events[t];
+		enum rl_need need = rl_need_of(ev);
+
+		switch (need) {
+		case RL_NEED_KMEM:
+			break;
+		case RL_NEED_LIFE:
+			if (o->kmem_only)
+				continue;
+			break;
+		case RL_NEED_LIFE_OPTIONAL:
+			if (o->kmem_only)
+				continue;
+			fallthrough;
+		case RL_NEED_OPTIONAL:
+			if (!is_valid_tracepoint(ev->name)) {
+				/* said once: when written */
+				if (args->argv)
+					pr_warning("perf refleak: %s not found: %s\n",
+						   ev->name, rl_kinds[ev->kind].without);
+				continue;
+			}
+			break;
+		case RL_NEED_REFS:
+			if (!o->refs_filter)
+				continue;
+			break;
+		case RL_NEED_READ:
+		default:
+			continue;
+		}
+		rl_arg(args, "-e");
+		rl_arg(args, ev->name);
+		if (need == RL_NEED_REFS) {
+			rl_arg(args, "--filter");
+			rl_arg(args, o->refs_filter);
+		}
+	}
+}
+
+static void rl_record_args(struct rl_args *args, const struct rl_record_opts *o)
+{
+	int i, argc = o->argc - 1;
+	const char **argv = o->argv + 1;
+
+	rl_arg(args, "record");
+	rl_arg(args, "-R");
+	rl_arg(args, "-c");
+	rl_arg(args, "1");
+	if (!rl_has_target(argc, argv))
+		rl_arg(args, "-a");
+	if (!rl_has_opt(argc, argv, NULL, "--call-graph") && !rl_has_opt(argc, argv, "-g", NULL) &&
+	    !rl_has_opt(argc, argv, NULL, "--no-call-graph")) {
+		rl_arg(args, "-g");
+		rl_arg(args, "--kernel-callchains");
+	}
+	if (o->bpf_entries) {
+		/*
+		 * The events are in the recording for their formats, never
+		 * enabled: the programs take them.  Its samples are stamped
+		 * with their clock.
+		 */
+		rl_arg(args, "-D");
+		rl_arg(args, "-1");
+		rl_arg(args, "-k");
+		rl_arg(args, "monotonic");
+		/* the programs keep the processes the report needs */
+		rl_arg(args, "--no-tracking");
+		rl_arg(args, "--refleak-bpf");
+		rl_arg(args, o->bpf_entries);
+		/*
+		 * At a checkpoint perf record finishes the output with the
+		 * state so far and sets it aside as <output>.<timestamp>, the
+		 * one before it removed: a recording killed leaves its last.
+		 */
+		if (o->switch_output) {
+			rl_arg(args, o->switch_output);
+			rl_arg(args, "--switch-max-files=1");
+		}
+	} else {
+		/* a file cut short can still be read: its formats are in its data */
+		rl_arg(args, "--early-tracing-data");
+		if (!rl_has_opt(argc, argv, "-m", "--mmap-pages")) {
+			rl_arg(args, "-m");
+			rl_arg(args, "1024");
+		}
+	}
+	rl_record_events(args, o);
+	/*
+	 * Keep recording for a while after the command and its children
+	 * exited, so that the frees they leave to RCU and to workqueues land
+	 * in the recording before objects are judged: the command runs under
+	 * a shell that sleeps after it and exits with its status.
+	 */
+	for (i = 1; i < o->argc; i++) {
+		if (i == o->cmd && strtod(o->settle, NULL) > 0 && o->cmd + 1 < o->argc) {
+			rl_arg(args, "--");
+			rl_arg(args, "/bin/sh");
+			rl_arg(args, "-c");
+			rl_arg(args, "\"$@\"; s=$?; sleep \"$0\"; exit $s");
+			rl_arg(args, o->settle);
+			continue;
+		}
+		rl_arg(args, o->argv[i]);
+	}
+}
+
 static int rl_record(int argc, const char **argv)
 {
 	const char *settle = REFLEAK_DEFAULT_SETTLE;
 	unsigned int nr_bpf_entries = REFLEAK_BPF_DEFAULT_ENTRIES;
 	unsigned int checkpoint = REFLEAK_DEFAULT_CHECKPOINT;
 	char bpf_entries[16], switch_output[32];
+	struct rl_record_opts o = { .cmd = 0, };
+	struct rl_args args = { .argv = NULL, };
 	const char *refs = NULL;
 	char *refs_filter = NULL;
-	const char **rec_argv;
 	bool kmem_only = false, bpf = false;
-	int i, rec_argc, cmd = 0, ret;
+	int i, rec_argc, ret;
 	const struct option options[] = {
 	OPT_BOOLEAN('b', "use-bpf", &bpf,
 		    "follow the objects in the kernel (BPF): only what is not balanced is written"),
@@ -2964,7 +3057,7 @@ static int rl_record(int argc, const char **argv)
 			     PARSE_OPT_KEEP_UNKNOWN | PARSE_OPT_KEEP_DASHDASH);
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
-			cmd = i;
+			o.cmd = i;
 			break;
 		}
 	}
@@ -2973,9 +3066,6 @@ static int rl_record(int argc, const char **argv)
 		return RL_EXIT_USAGE;
 	}
 
-	/* 0: the default, where perf record's --refleak-bpf=0 is off */
-	snprintf(bpf_entries, sizeof(bpf_entries), "%u",
-		 nr_bpf_entries ?: REFLEAK_BPF_DEFAULT_ENTRIES);
 	/* what this perf cannot do first, then what the kernel lacks */
 	ret = bpf ? rl_record_bpf_usage(kmem_only, refs, argc - 1, argv + 1) : 0;
 	if (!ret && bpf)
@@ -2987,87 +3077,41 @@ static int rl_record(int argc, const char **argv)
 		return ret;
 	}
 
-	rec_argv = calloc(argc + 40, sizeof(char *));
-	if (!rec_argv) {
-		free(refs_filter);
-		return -ENOMEM;
-	}
-	rec_argc = 0;
-	rec_argv[rec_argc++] = "record";
-	rec_argv[rec_argc++] = "-R";
-	rec_argv[rec_argc++] = "-c";
-	rec_argv[rec_argc++] = "1";
-	if (!rl_has_target(argc - 1, argv + 1))
-		rec_argv[rec_argc++] = "-a";
-	if (!rl_has_opt(argc - 1, argv + 1, NULL, "--call-graph") &&
-	    !rl_has_opt(argc - 1, argv + 1, "-g", NULL) &&
-	    !rl_has_opt(argc - 1, argv + 1, NULL, "--no-call-graph")) {
-		rec_argv[rec_argc++] = "-g";
-		rec_argv[rec_argc++] = "--kernel-callchains";
-	}
+	o.argc = argc;
+	o.argv = argv;
+	o.settle = settle;
+	o.refs_filter = refs_filter;
+	o.kmem_only = kmem_only;
 	if (bpf) {
-		/*
-		 * The events are in the recording for their formats, never
-		 * enabled: the programs take them.  Its samples are stamped
-		 * with their clock.
-		 */
-		rec_argv[rec_argc++] = "-D";
-		rec_argv[rec_argc++] = "-1";
-		rec_argv[rec_argc++] = "-k";
-		rec_argv[rec_argc++] = "monotonic";
-		/* the programs keep the processes the report needs */
-		rec_argv[rec_argc++] = "--no-tracking";
-		rec_argv[rec_argc++] = "--refleak-bpf";
-		rec_argv[rec_argc++] = bpf_entries;
-		/*
-		 * At a checkpoint perf record finishes the output with the
-		 * state so far and sets it aside as <output>.<timestamp>, the
-		 * one before it removed: a recording killed leaves its last.
-		 */
-		if (checkpoint) {
-			snprintf(switch_output, sizeof(switch_output), "--switch-output=%us",
-				 checkpoint);
-			rec_argv[rec_argc++] = switch_output;
-			rec_argv[rec_argc++] = "--switch-max-files=1";
-		}
-	} else {
-		/* a file cut short can still be read: its formats are in its data */
-		rec_argv[rec_argc++] = "--early-tracing-data";
-		if (!rl_has_opt(argc - 1, argv + 1, "-m", "--mmap-pages")) {
-			rec_argv[rec_argc++] = "-m";
-			rec_argv[rec_argc++] = "1024";
-		}
+		/* 0: the default, where perf record's --refleak-bpf=0 is off */
+		snprintf(bpf_entries, sizeof(bpf_entries), "%u",
+			 nr_bpf_entries ?: REFLEAK_BPF_DEFAULT_ENTRIES);
+		o.bpf_entries = bpf_entries;
+		snprintf(switch_output, sizeof(switch_output), "--switch-output=%us", checkpoint);
+		o.switch_output = checkpoint ? switch_output : NULL;
 	}
-	rec_argc = rl_record_events(rec_argv, rec_argc, kmem_only, refs_filter);
-	/*
-	 * Keep recording for a while after the command and its children
-	 * exited, so that the frees they leave to RCU and to workqueues land
-	 * in the recording before objects are judged: the command runs under
-	 * a shell that sleeps after it and exits with its status.
-	 */
-	for (i = 1; i < argc; i++) {
-		if (i == cmd && strtod(settle, NULL) > 0 && cmd + 1 < argc) {
-			rec_argv[rec_argc++] = "--";
-			rec_argv[rec_argc++] = "/bin/sh";
-			rec_argv[rec_argc++] = "-c";
-			rec_argv[rec_argc++] = "\"$@\"; s=$?; sleep \"$0\"; exit $s";
-			rec_argv[rec_argc++] = settle;
-			continue;
-		}
-		rec_argv[rec_argc++] = argv[i];
+	/* counted, then written: exactly as many */
+	rl_record_args(&args, &o);
+	rec_argc = args.argc;
+	args = (struct rl_args){ .argv = calloc(rec_argc + 1, sizeof(char *)), };
+	if (!args.argv) {
+		free(refs_filter);
+		pr_err("perf refleak record: out of memory\n");
+		return RL_EXIT_FATAL;
 	}
-	rec_argv[rec_argc] = NULL;
+	rl_record_args(&args, &o);
+	BUG_ON(args.argc != rec_argc);
 
 	if (verbose > 0) {
 		fprintf(stderr, "perf");
 		for (i = 0; i < rec_argc; i++)
-			fprintf(stderr, " %s", rec_argv[i]);
+			fprintf(stderr, " %s", args.argv[i]);
 		fputc('\n', stderr);
 	}
-	i = cmd_record(rec_argc, rec_argv);
-	free(rec_argv);
+	ret = cmd_record(rec_argc, args.argv);
+	free(args.argv);
 	free(refs_filter);
-	return i;
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */
