@@ -293,22 +293,48 @@ static u32 rl_sample_stack(struct refleak_report *rep, struct perf_sample *sampl
 }
 
 /*
- * The engine's symbol lookup (util/refleak-stacks.h): the kernel function
- * an address is in, its name and start.
+ * The kernel function @ip is in, its name and start, from the symbols of
+ * @machine: the one lookup of the report, whose frames are looked up
+ * through the engine's stack table once for each address
+ * (refleak_stacks__symbol()), and of top.
  */
-static bool rl_symbol(void *ctx, u64 ip, const char **name, u64 *start)
+static bool rl_kernel_symbol(void *machine, u64 ip, const char **name, u64 *start)
 {
-	struct refleak_report *rep = ctx;
 	struct map *map = NULL;
-	struct symbol *sym;
+	struct symbol *sym = machine__find_kernel_symbol(machine, ip, &map);
+	bool found = sym && map;
 
-	sym = machine__find_kernel_symbol(&rep->session->machines.host, ip, &map);
-	if (sym && map) {
+	if (found) {
 		*name = sym->name;
 		*start = map__unmap_ip(map, sym->start);
 	}
 	map__put(map);	/* the lookup took a reference on it */
-	return sym && map;
+	return found;
+}
+
+/* the engine's symbol lookup (util/refleak-stacks.h), once the session is open */
+static bool rl_symbol(void *ctx, u64 ip, const char **name, u64 *start)
+{
+	struct refleak_report *rep = ctx;
+
+	return rl_kernel_symbol(&rep->session->machines.host, ip, name, start);
+}
+
+/*
+ * "name+0xoff" of a kernel address (without the offset when !@offset), as
+ * builtin-lock.c's get_symbol_name_offset(); the address itself where no
+ * symbol covers it
+ */
+static const char *rl_symbol_name(const char *name, u64 start, u64 addr, bool offset,
+				  char *buf, size_t size)
+{
+	if (!name)
+		snprintf(buf, size, "%#" PRIx64, addr);
+	else if (offset)
+		snprintf(buf, size, "%s+%#" PRIx64, name, addr - start);
+	else
+		snprintf(buf, size, "%s", name);
+	return buf;
 }
 
 /*
@@ -829,20 +855,15 @@ static int process_finished_round(const struct perf_tool *tool, union perf_event
 /* ------------------------------------------------------------------ */
 /* symbols                                                             */
 
-static const char *rl_sym(struct refleak_report *rep, u64 addr, char *buf, size_t size)
+/* symbol of a kernel address, without offset when !offset: see rl_symbol_name() */
+static const char *rl_frame_name(struct refleak_report *rep, u64 addr, bool offset,
+				 char *buf, size_t size)
 {
-	struct machine *machine = &rep->session->machines.host;
-	struct map *map = NULL;
-	struct symbol *sym;
+	const char *name = NULL;
+	u64 start = 0;
 
-	sym = machine__find_kernel_symbol(machine, addr, &map);
-	if (sym && map)
-		snprintf(buf, size, "%s+%#" PRIx64, sym->name,
-			 addr - map__unmap_ip(map, sym->start));
-	else
-		snprintf(buf, size, "%#" PRIx64, addr);
-	map__put(map);	/* the lookup took a reference on it */
-	return buf;
+	refleak_stacks__symbol(refleak__stacks(rep->rl), addr, &name, &start);
+	return rl_symbol_name(name, start, addr, offset, buf, size);
 }
 
 static const char *rl_site_name(struct refleak_report *rep, const struct refleak_site *site,
@@ -852,7 +873,7 @@ static const char *rl_site_name(struct refleak_report *rep, const struct refleak
 		snprintf(buf, size, "[allocated before recording]");
 		return buf;
 	}
-	return rl_sym(rep, site->call_site, buf, size);
+	return rl_frame_name(rep, site->call_site, true, buf, size);
 }
 
 /* ------------------------------------------------------------------ */
@@ -980,25 +1001,6 @@ static bool rl_listed(struct refleak_report *rep, enum refleak_class class)
 
 /* ------------------------------------------------------------------ */
 /* text output                                                         */
-
-/* symbol of a kernel address, without offset when !offset */
-static const char *rl_frame_name(struct refleak_report *rep, u64 addr, bool offset,
-				 char *buf, size_t size)
-{
-	struct machine *machine = &rep->session->machines.host;
-	struct map *map = NULL;
-	struct symbol *sym = machine__find_kernel_symbol(machine, addr, &map);
-
-	if (!sym || !map)
-		snprintf(buf, size, "%#" PRIx64, addr);
-	else if (offset)
-		snprintf(buf, size, "%s+%#" PRIx64, sym->name,
-			 addr - map__unmap_ip(map, sym->start));
-	else
-		snprintf(buf, size, "%s", sym->name);
-	map__put(map);	/* the lookup took a reference on it */
-	return buf;
-}
 
 /* the first frame a reader needs: after the tracing, allocator and counting frames */
 static u32 rl_first_frame(struct refleak_report *rep, const u64 *ips, u32 nr)
@@ -1880,7 +1882,7 @@ static void json_stacks(struct refleak_report *rep, FILE *fp, const struct refle
 			for (f = 0; f < nr; f++) {
 				if (f)
 					fprintf(fp, ", ");
-				json_str(fp, rl_sym(rep, ips[f], buf, sizeof(buf)));
+				json_str(fp, rl_frame_name(rep, ips[f], true, buf, sizeof(buf)));
 			}
 			fprintf(fp, "]}");
 		}
@@ -1900,7 +1902,7 @@ static void json_frames(struct refleak_report *rep, FILE *fp, u32 id)
 	for (f = 0; ips && f < nr; f++) {
 		if (f)
 			fprintf(fp, ", ");
-		json_str(fp, rl_sym(rep, ips[f], buf, sizeof(buf)));
+		json_str(fp, rl_frame_name(rep, ips[f], true, buf, sizeof(buf)));
 	}
 	fprintf(fp, "]");
 }
@@ -3200,14 +3202,11 @@ static void rl_top_print(struct rl_top *top, u64 missed)
 	for (i = 0; i < top->nr_sites && i < (ssize_t)top->entries; i++) {
 		const struct refleak_bpf_site_now *s = &top->sites[i];
 		s64 change = (s64)s->nr_objects - rl_top_before(top, s);
-		struct map *map = NULL;
-		struct symbol *sym = machine__find_kernel_symbol(top->machine, s->call_site, &map);
+		const char *name = NULL;
+		u64 start = 0;
 
-		if (sym)
-			snprintf(site, sizeof(site), "%s+%#" PRIx64, sym->name,
-				 map__map_ip(map, s->call_site) - sym->start);
-		else
-			snprintf(site, sizeof(site), "%#" PRIx64, s->call_site);
+		rl_kernel_symbol(top->machine, s->call_site, &name, &start);
+		rl_symbol_name(name, start, s->call_site, true, site, sizeof(site));
 		printf("%10" PRIu64 " ", s->nr_objects);
 		color_fprintf(stdout, change > 0 ? PERF_COLOR_RED : PERF_COLOR_NORMAL,
 			      "%+8" PRId64, change);

@@ -305,6 +305,16 @@ int refleak_bpf_prepare(struct evlist *evlist, unsigned int nr_entries)
 /* ------------------------------------------------------------------ */
 /* stacks: the BPF map's, without the frames of BPF and tracing        */
 
+/* the name of the kernel function @ip is in; NULL: no symbol covers it */
+static const char *rl_function(struct machine *machine, u64 ip)
+{
+	struct map *map = NULL;
+	struct symbol *sym = machine__find_kernel_symbol(machine, ip, &map);
+
+	map__put(map);	/* the lookup took a reference on it */
+	return sym ? sym->name : NULL;
+}
+
 struct rl_stack {
 	u32	nr;
 	u64	ips[RL_MAX_STACK];
@@ -347,13 +357,10 @@ static bool rl_id_equal(long a, long b, void *ctx __maybe_unused)
  */
 static bool rl_machinery(struct rl_writer *w, u64 ip)
 {
-	struct map *map = NULL;
-	struct symbol *sym = machine__find_kernel_symbol(w->machine, ip, &map);
+	const char *name = rl_function(w->machine, ip);
 
-	if (!sym)
-		return true;
-	return strstarts(sym->name, "bpf_") || strstarts(sym->name, "__bpf_trace_") ||
-	       strstarts(sym->name, "__traceiter_");
+	return !name || strstarts(name, "bpf_") || strstarts(name, "__bpf_trace_") ||
+	       strstarts(name, "__traceiter_");
 }
 
 static const struct rl_stack *rl_stack(struct rl_writer *w, u64 key)
@@ -877,8 +884,7 @@ static void rl_debug_unplaced(struct rl_writer *w)
 {
 	int fd = bpf_map__fd(skel->maps.unplaced);
 	u64 key, *prev = NULL, n;
-	struct map *map = NULL;
-	struct symbol *sym;
+	const char *name;
 
 	if (verbose <= 0)
 		return;
@@ -886,9 +892,9 @@ static void rl_debug_unplaced(struct rl_writer *w)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &n))
 			continue;
-		sym = machine__find_kernel_symbol(w->machine, key, &map);
+		name = rl_function(w->machine, key);
 		pr_debug("perf refleak: %llu counters born in no object followed, set by %s\n",
-			 (unsigned long long)n, sym ? sym->name : "?");
+			 (unsigned long long)n, name ?: "?");
 	}
 }
 

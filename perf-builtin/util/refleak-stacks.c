@@ -39,8 +39,9 @@ enum {
 };
 
 struct rl_frame {
-	u64	func;		/* start of its function, the address without symbol */
-	u8	what;		/* RL_FRAME_* */
+	u64		func;	/* start of its function, the address without symbol */
+	const char	*name;	/* of its function; NULL: no symbol covers it */
+	u8		what;	/* RL_FRAME_* */
 };
 
 struct refleak_stacks {
@@ -275,6 +276,7 @@ static struct rl_frame rl_frame(struct refleak_stacks *st, u64 ip)
 		return *kept;
 	if (st->symbol(st->symbol_ctx, ip, &name, &start)) {
 		f.func = start;
+		f.name = name;
 		f.what = RL_FRAME_SYMBOL | (rl_noise_name(name) ? RL_FRAME_NOISE : 0) |
 			 (rl_helper_name(name) ? RL_FRAME_HELPER : 0) |
 			 (rl_irq_entry_name(name) ? RL_FRAME_IRQ_ENTRY : 0);
@@ -286,6 +288,15 @@ static struct rl_frame rl_frame(struct refleak_stacks *st, u64 ip)
 			free(kept);
 	}
 	return f;
+}
+
+bool refleak_stacks__symbol(struct refleak_stacks *st, u64 ip, const char **name, u64 *start)
+{
+	struct rl_frame f = rl_frame(st, ip);
+
+	*name = f.name;
+	*start = f.func;
+	return f.name;
 }
 
 u64 refleak_stacks__func(struct refleak_stacks *st, u64 ip)

@@ -26,6 +26,11 @@ const u64 *refleak_stacks__get(const struct refleak_stacks *st, u32 id, u32 *nr)
 u32 refleak_stacks__nr(const struct refleak_stacks *st);
 
 /*
+ * The function @ip is in, its name and start, through the symbol lookup
+ * once for each address: false if no symbol covers it.
+ */
+bool refleak_stacks__symbol(struct refleak_stacks *st, u64 ip, const char **name, u64 *start);
+/*
  * The function of frame @ip as the pairing compares frames: its start, 0
  * for a frame of the tracing machinery, the allocator or the counting
  * helpers (noise), @ip itself when no symbol covers it.
