@@ -385,7 +385,7 @@ static u32 rl_scope(struct refleak_stacks *st, u32 g, u32 p)
  */
 static u64 rl_frames_key(struct refleak_stacks *st, u32 id, u32 depth, bool first_func)
 {
-	u64 h = 0xcbf29ce484222325ULL;	/* FNV-1a over the frames */
+	u64 h = REFLEAK_FNV_BASIS;
 	const u64 *ips;
 	u32 nr, i, s;
 
@@ -395,7 +395,7 @@ static u64 rl_frames_key(struct refleak_stacks *st, u32 id, u32 depth, bool firs
 	nr = rl_stack_end(st, ips, nr);
 	s = rl_user_start(st, ips, nr);
 	for (i = s; i < nr && i - s < depth; i++)
-		h = (h ^ (i == s && first_func ? rl_func(st, ips[i]) : ips[i])) * 0x100000001b3ULL;
+		h = refleak_fnv1a(h, i == s && first_func ? rl_func(st, ips[i]) : ips[i]);
 	return h ?: 1;
 }
 
@@ -638,11 +638,11 @@ static u32 rl_open_refs(const struct rl_pairing *pr, struct rl_open_ref *out)
 
 static u64 rl_open_refs_hash(const struct rl_open_ref *e, u32 nr)
 {
-	u64 h = 0xcbf29ce484222325ULL;
+	u64 h = REFLEAK_FNV_BASIS;
 	u32 i;
 
 	for (i = 0; i < nr; i++)
-		h = (h ^ (e[i].key + e[i].n * 2 + e[i].put)) * 0x100000001b3ULL;
+		h = refleak_fnv1a(h, e[i].key + e[i].n * 2 + e[i].put);
 	return h;
 }
 

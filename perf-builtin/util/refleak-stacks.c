@@ -58,12 +58,11 @@ struct refleak_stacks {
 
 static u32 ips_hash(const u64 *ips, u32 nr)
 {
-	u64 h = 0xcbf29ce484222325ULL ^ nr;
+	u64 h = REFLEAK_FNV_BASIS ^ nr;
 	u32 i;
 
 	for (i = 0; i < nr; i++) {
-		h ^= ips[i];
-		h *= 0x100000001b3ULL;
+		h = refleak_fnv1a(h, ips[i]);
 		h ^= h >> 29;
 	}
 	return (u32)(h ^ (h >> 32));

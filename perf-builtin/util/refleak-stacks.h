@@ -13,6 +13,14 @@
 
 struct refleak_stacks;
 
+/* FNV-1a, a u64 at a time: the hash of the engine's stacks and keys */
+#define REFLEAK_FNV_BASIS	0xcbf29ce484222325ULL
+
+static inline u64 refleak_fnv1a(u64 h, u64 v)
+{
+	return (h ^ v) * 0x100000001b3ULL;
+}
+
 /* the function @ip is in: its name and start address; false if none is known */
 typedef bool (*refleak_symbol_fn)(void *ctx, u64 ip, const char **name, u64 *start);
 

@@ -654,6 +654,7 @@ static __always_inline u32 *rl_alloc_site(u64 call_site, u64 cache)
  */
 __noinline u64 rl_stack_key(const struct rl_bpf_stack *st)
 {
+	/* FNV-1a, mixed as the engine's stack hash is (refleak-stacks.c) */
 	u64 h = 0xcbf29ce484222325ULL;
 	u32 i;
 
