@@ -956,18 +956,14 @@ static void rl_refs_retire(struct refleak *rl, struct rl_obj *o, struct refleak_
 	o->ledger = NULL;
 }
 
-static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
+/*
+ * The class of an object the recording is done with, how long what it
+ * rests on lasted (@age) and until when the object was seen (@to).  False:
+ * not judged, its last counter put too recently for its free to have come.
+ */
+static bool rl_classify(struct refleak *rl, struct rl_obj *o, u64 end_ns,
+			enum refleak_class *class, u64 *age, u64 *to)
 {
-	enum refleak_class class;
-	struct refleak_group *g;
-	u64 age = 0, from, to;
-	int ev;
-
-	if (o->filtered) {
-		rl->stats.nr_filtered++;
-		rl_obj__free(o);
-		return;
-	}
 	/*
 	 * A final put after the free, or a second one, with events lost
 	 * between them: the address allocated again, or the counter born
@@ -987,44 +983,42 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 		o->uncertain = true;
 		rl->nr_orphan_puts++;
 	}
+	*age = 0;
 	if (o->put_after_free) {
-		class = REFLEAK_PUT_AFTER_FREE;
-		age = o->late_ns - o->free_ns;
-		to = o->late_ns;
+		*class = REFLEAK_PUT_AFTER_FREE;
+		*age = o->late_ns - o->free_ns;
+		*to = o->late_ns;
 	} else if (o->anomaly) {
-		class = rl_anomaly_class(o);
-		if (class == REFLEAK_DOUBLE_PUT) {
-			age = o->anomaly_ns - o->put_ns;
+		*class = rl_anomaly_class(o);
+		if (*class == REFLEAK_DOUBLE_PUT) {
+			*age = o->anomaly_ns - o->put_ns;
 			o->put2_ns = o->anomaly_ns;
 			o->put2_stack = o->anomaly_stack;
 		} else {
-			age = o->alloc_ns ? o->anomaly_ns - o->alloc_ns : 0;
+			*age = o->alloc_ns ? o->anomaly_ns - o->alloc_ns : 0;
 		}
-		to = o->freed ? o->free_ns : end_ns;
+		*to = o->freed ? o->free_ns : end_ns;
 	} else if (o->nr_puts >= 2) {
-		class = REFLEAK_DOUBLE_PUT;
-		age = o->put2_ns - o->put_ns;
-		to = o->freed ? o->free_ns : end_ns;
+		*class = REFLEAK_DOUBLE_PUT;
+		*age = o->put2_ns - o->put_ns;
+		*to = o->freed ? o->free_ns : end_ns;
 	} else if (o->freed) {
-		to = o->free_ns;
+		*to = o->free_ns;
 		if (o->nr_puts || rl_obj__retired(o)) {
-			class = REFLEAK_BALANCED;
-			age = o->nr_puts ? o->free_ns - o->put_ns : 0;
+			*class = REFLEAK_BALANCED;
+			*age = o->nr_puts ? o->free_ns - o->put_ns : 0;
 		} else {
-			class = REFLEAK_FREED_WITHOUT_FINAL_PUT;
-			age = o->alloc_ns ? o->free_ns - o->alloc_ns : 0;
+			*class = REFLEAK_FREED_WITHOUT_FINAL_PUT;
+			*age = o->alloc_ns ? o->free_ns - o->alloc_ns : 0;
 		}
 	} else {
-		to = end_ns;
+		*to = end_ns;
 		if (o->nr_puts && !rl_obj__live_ctr(o)) {
 			/* releasable since its last counter reached zero */
-			age = end_ns > o->last_put_ns ? end_ns - o->last_put_ns : 0;
-			if (age < rl->cfg.min_age_ns) {
-				/* e.g. waiting for kfree_rcu() when the recording stopped */
-				rl->stats.nr_pending_free++;
-				rl_obj__free(o);
-				return;
-			}
+			*age = end_ns > o->last_put_ns ? end_ns - o->last_put_ns : 0;
+			/* e.g. waiting for kfree_rcu() when the recording stopped */
+			if (*age < rl->cfg.min_age_ns)
+				return false;
 			/*
 			 * A site whose frees come through deferred work (RCU,
 			 * a workqueue: a net namespace whose last passive
@@ -1037,27 +1031,25 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 			if ((o->site->max_put_free_ns >= REFLEAK_DEFERRED_FREE_NS &&
 			     o->site->max_freed_put_ns < o->last_put_ns) ||
 			    rl_lost_overlap(rl, o->last_put_ns, end_ns))
-				class = REFLEAK_PUT_NOT_FREED_YET;
+				*class = REFLEAK_PUT_NOT_FREED_YET;
 			else
-				class = REFLEAK_FINAL_PUT_NOT_FREED;
+				*class = REFLEAK_FINAL_PUT_NOT_FREED;
 		} else {
 			/* another counter of it still holds references: in use */
-			class = o->likely ? REFLEAK_LIKELY_LEAK : REFLEAK_OUTSTANDING;
-			age = end_ns > o->alloc_ns ? end_ns - o->alloc_ns : 0;
+			*class = o->likely ? REFLEAK_LIKELY_LEAK : REFLEAK_OUTSTANDING;
+			*age = end_ns > o->alloc_ns ? end_ns - o->alloc_ns : 0;
 		}
 	}
+	return true;
+}
 
-	from = o->alloc_ns ? o->alloc_ns : rl->stats.first_ns;
-	if (to < from)
-		to = from;
-	if (rl_lost_overlap(rl, from, to))
-		o->uncertain = true;
+/* an object of @g's class counted in it, with its stacks and, if kept, itself */
+static void rl_group__count(struct refleak *rl, struct refleak_group *g, struct rl_obj *o,
+			    u64 age)
+{
+	enum refleak_class class = g->class;
+	int ev;
 
-	g = rl_group(o->site, class);
-	if (!g) {
-		rl_obj__free(o);
-		return;
-	}
 	rl_refs_retire(rl, o, g);
 	g->count++;
 	g->bytes += o->size;
@@ -1073,10 +1065,8 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 		if (o->evidence & (1 << ev))
 			g->nr_evidence[ev]++;
 	/* balanced groups are counted, never listed: their stacks are never shown */
-	if (class == REFLEAK_BALANCED) {
-		rl_obj__free(o);
+	if (class == REFLEAK_BALANCED)
 		return;
-	}
 	rl_group__add_stack(g, REFLEAK_STACK_ALLOC, o->stack[REFLEAK_STACK_ALLOC]);
 	rl_group__add_stack(g, REFLEAK_STACK_PUT, o->stack[REFLEAK_STACK_PUT]);
 	if (class == REFLEAK_DOUBLE_PUT)
@@ -1088,6 +1078,34 @@ static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 	rl_group__add_stack(g, REFLEAK_STACK_FREE, o->stack[REFLEAK_STACK_FREE]);
 	if (rl->cfg.keep_objects)
 		rl_group__add_object(rl, g, o, age);
+}
+
+/* an object the recording is done with: judged, counted in its group, freed */
+static void rl_retire(struct refleak *rl, struct rl_obj *o, u64 end_ns)
+{
+	enum refleak_class class;
+	struct refleak_group *g;
+	u64 age, from, to;
+
+	if (o->filtered) {
+		rl->stats.nr_filtered++;
+		rl_obj__free(o);
+		return;
+	}
+	if (!rl_classify(rl, o, end_ns, &class, &age, &to)) {
+		rl->stats.nr_pending_free++;
+		rl_obj__free(o);
+		return;
+	}
+	from = o->alloc_ns ? o->alloc_ns : rl->stats.first_ns;
+	if (to < from)
+		to = from;
+	if (rl_lost_overlap(rl, from, to))
+		o->uncertain = true;
+
+	g = rl_group(o->site, class);
+	if (g)
+		rl_group__count(rl, g, o, age);
 	rl_obj__free(o);
 }
 
