@@ -149,6 +149,7 @@ if [ -d "$TOP/perf-builtin" ]; then
 	register '^tools/perf/[^/]+$'
 	perf_commit 2-builtin.txt
 	add_dir "$TOP/Documentation" tools/perf/Documentation
+	register '^tools/perf/Documentation/'
 	perf_commit 3-man-page.txt
 	add_dir "$TOP/tests/shell" tools/perf/tests/shell
 	perf_commit 4-shell-tests.txt
