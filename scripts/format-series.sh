@@ -9,7 +9,7 @@
 # Check them with: git am build/series/kernel/*.patch build/series/perf/*.patch
 # on a 7.2.13 tree.
 . "$(dirname "$0")/lib.sh"
-VERSION=v6
+VERSION=v7
 ident=$(series_identity)
 [ -n "$ident" ] || die "no git identity: set git config user.name and user.email (the series is signed off by whoever writes it)"
 tree=$("$TOP/scripts/assemble-tree.sh")
