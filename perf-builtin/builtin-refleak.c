@@ -733,6 +733,16 @@ static int rl_on_bpf_record(struct refleak_report *rep, struct perf_sample *samp
 	return refleak__site_sum(rep->rl, &sum);
 }
 
+/* the event the report could not take, and why: the reading stops there */
+static void rl_event_error(struct evsel *evsel, struct perf_sample *sample, int err)
+{
+	char sbuf[STRERR_BUFSIZE];
+
+	pr_err("perf refleak: cannot take the %s sample at %" PRIu64 ".%09" PRIu64 ": %s\n",
+	       evsel__name(evsel), sample->time / NSEC_PER_SEC, sample->time % NSEC_PER_SEC,
+	       str_error_r(-err, sbuf, sizeof(sbuf)));
+}
+
 static int process_sample_event(const struct perf_tool *tool,
 				union perf_event *event,
 				struct perf_sample *sample,
@@ -749,7 +759,7 @@ static int process_sample_event(const struct perf_tool *tool,
 		rep->bpf_recording = true;
 		err = rl_on_bpf_record(rep, sample);
 		if (err)
-			pr_err("perf refleak: out of memory\n");
+			rl_event_error(evsel, sample, err);
 		return err;
 	}
 	if (!evsel || !evsel->handler)
@@ -760,8 +770,10 @@ static int process_sample_event(const struct perf_tool *tool,
 		if (!ev)
 			return 0;
 		info = rl_evsel_info(evsel, ev);
-		if (!info)
+		if (!info) {
+			rl_event_error(evsel, sample, -ENOMEM);
 			return -ENOMEM;
+		}
 	}
 	if (info->kind == RL_EV_OTHER)
 		return 0;
@@ -778,7 +790,7 @@ static int process_sample_event(const struct perf_tool *tool,
 	handler = evsel->handler;
 	err = handler(rep, evsel, info, sample);
 	if (err)
-		pr_err("perf refleak: out of memory\n");
+		rl_event_error(evsel, sample, err);
 	return err;
 }
 
@@ -2339,7 +2351,7 @@ static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
 	symbol_conf.keep_exited_threads = true;
 	symbol__init(perf_session__env(rep->session));
 	if (rl_refs_recorded(rep)) {
-		pr_err("perf refleak: out of memory\n");
+		pr_err("perf refleak: out of memory reading the caches 'record --refs' followed\n");
 		return RL_EXIT_FATAL;
 	}
 
@@ -2588,7 +2600,7 @@ static int rl_report_verdicts(struct refleak_report *rep, const struct refleak_c
 		.site_name = rl_findings_site_name, .cmp = rl_finding_cmp, .ctx = rep,
 	});
 	if (!rep->findings) {
-		pr_err("perf refleak: out of memory\n");
+		pr_err("perf refleak: out of memory listing the findings\n");
 		return RL_EXIT_FATAL;
 	}
 	/* the text and the JSON say it in their summary */
@@ -2686,7 +2698,7 @@ static int rl_report(int argc, const char **argv)
 	ret = RL_EXIT_FATAL;
 	rep.rl = refleak__new(&cfg);
 	if (!rep.rl) {
-		pr_err("perf refleak: out of memory\n");
+		pr_err("perf refleak: out of memory starting the correlation engine\n");
 		goto out;
 	}
 
@@ -3098,7 +3110,7 @@ static int rl_record(int argc, const char **argv)
 	args = (struct rl_args){ .argv = calloc(rec_argc + 1, sizeof(char *)), };
 	if (!args.argv) {
 		free(refs_filter);
-		pr_err("perf refleak record: out of memory\n");
+		pr_err("perf refleak record: out of memory for perf record's arguments\n");
 		return RL_EXIT_FATAL;
 	}
 	rl_record_args(&args, &o);
