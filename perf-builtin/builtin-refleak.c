@@ -2337,6 +2337,9 @@ static int rl_report_open(struct refleak_report *rep, struct perf_data *data)
 		return RL_EXIT_FATAL;
 	/* a pipe's events, and a file's cut short, are known once read */
 	if (!perf_data__is_pipe(data) && !rep->cut_short &&
+	    !perf_session__has_traces(rep->session, "refleak record"))
+		return RL_EXIT_FATAL;
+	if (!perf_data__is_pipe(data) && !rep->cut_short &&
 	    rl_set_handlers(rep->session)) {
 		pr_err("perf refleak: cannot set the tracepoint handlers\n");
 		return RL_EXIT_FATAL;
