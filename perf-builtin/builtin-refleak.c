@@ -1734,19 +1734,21 @@ static bool rl_kernel_follows(struct refleak_report *rep, const char *kind)
 	return false;
 }
 
+/* what a -b recording's programs missed: the footer's words, the JSON's keys with '_' */
+static const char * const rl_bpf_miss_names[RL_BPF_NR_MISSES] = {
+	[RL_BPF_MISS_OBJECTS]	= "object map full",
+	[RL_BPF_MISS_COUNTERS]	= "counter map full",
+	[RL_BPF_MISS_LOG]	= "object log full",
+	[RL_BPF_MISS_REPORTS]	= "report map full",
+	[RL_BPF_MISS_SITES]	= "site map full",
+	[RL_BPF_MISS_STACKS]	= "stacks lost",
+	[RL_BPF_MISS_NESTED]	= "events not taken",
+	[RL_BPF_MISS_PROCS]	= "process map full",
+};
+
 /* what the kernel kept of a -b recording, and what it missed */
 static void rl_print_bpf_footer(struct refleak_report *rep, FILE *fp)
 {
-	static const char * const miss_names[RL_BPF_NR_MISSES] = {
-		[RL_BPF_MISS_OBJECTS]	= "object map full",
-		[RL_BPF_MISS_COUNTERS]	= "counter map full",
-		[RL_BPF_MISS_LOG]	= "object log full",
-		[RL_BPF_MISS_REPORTS]	= "report map full",
-		[RL_BPF_MISS_SITES]	= "site map full",
-		[RL_BPF_MISS_STACKS]	= "stacks lost",
-		[RL_BPF_MISS_NESTED]	= "events not taken",
-		[RL_BPF_MISS_PROCS]	= "process map full",
-	};
 	const struct refleak_bpf_misses_rec *m = &rep->bpf_misses;
 
 	if (rep->bpf_counted_ns)
@@ -1756,7 +1758,7 @@ static void rl_print_bpf_footer(struct refleak_report *rep, FILE *fp)
 		" balanced objects summed in the kernel (%" PRIu64 " sites);"
 		" counters born in no object followed: %" PRIu64 "\n",
 		rep->nr_bpf_balanced, rep->nr_bpf_sites, m->nr_unplaced_sets);
-	rl_print_list(fp, "# missed in the kernel: ", miss_names, m->nr,
+	rl_print_list(fp, "# missed in the kernel: ", rl_bpf_miss_names, m->nr,
 		      RL_BPF_NR_MISSES, true);
 }
 
@@ -1835,25 +1837,20 @@ static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 /* what the footer says of a -b recording */
 static void rl_print_bpf_json(struct refleak_report *rep, FILE *fp)
 {
-	static const char * const miss_keys[RL_BPF_NR_MISSES] = {
-		[RL_BPF_MISS_OBJECTS]	= "object_map_full",
-		[RL_BPF_MISS_COUNTERS]	= "counter_map_full",
-		[RL_BPF_MISS_LOG]	= "object_log_full",
-		[RL_BPF_MISS_REPORTS]	= "report_map_full",
-		[RL_BPF_MISS_SITES]	= "site_map_full",
-		[RL_BPF_MISS_STACKS]	= "stacks_lost",
-		[RL_BPF_MISS_NESTED]	= "events_not_taken",
-		[RL_BPF_MISS_PROCS]	= "process_map_full",
-	};
 	const struct refleak_bpf_misses_rec *m = &rep->bpf_misses;
+	const char *c;
 	int i;
 
 	fprintf(fp, "  \"bpf\": {\"counted_s\": %.3f, \"balanced_objects\": %" PRIu64
 		", \"sites\": %" PRIu64 ", \"unplaced_counters\": %" PRIu64 ", \"missed\": {",
 		(double)rep->bpf_counted_ns / NSEC_PER_SEC, rep->nr_bpf_balanced,
 		rep->nr_bpf_sites, m->nr_unplaced_sets);
-	for (i = 0; i < RL_BPF_NR_MISSES; i++)
-		fprintf(fp, "%s\"%s\": %" PRIu64, i ? ", " : "", miss_keys[i], m->nr[i]);
+	for (i = 0; i < RL_BPF_NR_MISSES; i++) {
+		fputs(i ? ", \"" : "\"", fp);
+		for (c = rl_bpf_miss_names[i]; *c; c++)
+			fputc(*c == ' ' ? '_' : *c, fp);
+		fprintf(fp, "\": %" PRIu64, m->nr[i]);
+	}
 	fprintf(fp, "}},\n");
 }
 

@@ -29,11 +29,7 @@ cleanup() {
 	if [ "$reclaim_needed" = 1 ] && [ -w "$drv/control" ]; then
 		echo reclaim > "$drv/control" 2>/dev/null
 	fi
-	if [ -n "$tmpdir" ] && [ "${REFLEAK_KEEP:-0}" != 1 ]; then
-		rm -rf "$tmpdir"
-	elif [ -n "$tmpdir" ]; then
-		echo "Temporary files kept in $tmpdir"
-	fi
+	refleak_rm_tmpdir "$tmpdir"
 	trap - EXIT INT TERM
 }
 # shellcheck disable=SC2154 # st is set inside the trap

@@ -31,11 +31,7 @@ drv=/sys/kernel/debug/test_refleak
 cleanup() {
 	[ -w "$drv/control" ] && echo reclaim > "$drv/control" 2> /dev/null
 	[ -n "$small" ] && umount "$small" 2> /dev/null
-	if [ -n "$tmpdir" ] && [ "${REFLEAK_KEEP:-0}" != 1 ]; then
-		rm -rf "$tmpdir"
-	elif [ -n "$tmpdir" ]; then
-		echo "Temporary files kept in $tmpdir"
-	fi
+	refleak_rm_tmpdir "$tmpdir"
 	trap - EXIT INT TERM
 }
 # shellcheck disable=SC2154 # st is set inside the trap

@@ -25,3 +25,13 @@ refleak_bpf_skip_unless_ready() { # <what>
 		exit 2
 	fi
 }
+
+# remove a test's temporary directory, or keep it (REFLEAK_KEEP=1) and say where
+refleak_rm_tmpdir() { # <dir>
+	[ -n "$1" ] || return 0
+	if [ "${REFLEAK_KEEP:-0}" != 1 ]; then
+		rm -rf "$1"
+	else
+		echo "Temporary files kept in $1"
+	fi
+}
