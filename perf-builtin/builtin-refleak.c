@@ -104,6 +104,9 @@ static const char * const ev_names[REFLEAK_EV_NR] = {
 	[REFLEAK_EV_REF]		= "ref",
 };
 
+/* values of ref_trace's kind field the report knows the names of */
+#define RL_NR_KIND_VALUES	8
+
 /* per evsel (evsel->priv): event kind and the format fields, looked up once */
 struct rl_evsel_info {
 	enum refleak_ev_kind		kind;
@@ -113,6 +116,9 @@ struct rl_evsel_info {
 	struct tep_format_field	*name;		/* cache name */
 	struct tep_format_field	*value;		/* set's count, anomaly's type, ref's old */
 	struct tep_format_field	*delta;		/* ref's delta */
+	struct tep_format_field	*counter_kind;	/* anomaly's kind; NULL: not said */
+	/* the counter type of each kind value, from the names the format prints */
+	enum refleak_counter	counter_of[RL_NR_KIND_VALUES];
 };
 
 /* a CPU's last sample: its time and its record, in place or copied */
@@ -197,6 +203,32 @@ struct refleak_report {
  * event without the fields the correlation needs is ignored, with a
  * warning.
  */
+/*
+ * The counter type of each value of @info->counter_kind, by the name the
+ * event's format prints it with (__print_symbolic), so that the report does
+ * not depend on the kernel's enum.
+ */
+static void rl_counter_names(struct evsel *evsel, struct rl_evsel_info *info)
+{
+	const struct tep_print_flag_sym *sym;
+	const struct tep_print_arg *arg;
+	const struct tep_event *tp = evsel__tp_format(evsel);
+
+	for (arg = tp ? tp->print_fmt.args : NULL; arg; arg = arg->next) {
+		const struct tep_print_arg *field = arg->symbol.field;
+
+		if (arg->type != TEP_PRINT_SYMBOL || !field || field->type != TEP_PRINT_FIELD ||
+		    !field->field.name || strcmp(field->field.name, info->counter_kind->name))
+			continue;
+		for (sym = arg->symbol.symbols; sym; sym = sym->next) {
+			unsigned long v = sym->value ? strtoul(sym->value, NULL, 0) : RL_NR_KIND_VALUES;
+
+			if (v < RL_NR_KIND_VALUES)
+				info->counter_of[v] = refleak_counter__of_kind(sym->str);
+		}
+	}
+}
+
 static struct rl_evsel_info *rl_evsel_info(struct evsel *evsel, const struct refleak_event *ev)
 {
 	const struct refleak_ev_fields *f = ev->fields;
@@ -215,6 +247,11 @@ static struct rl_evsel_info *rl_evsel_info(struct evsel *evsel, const struct ref
 	info->name = f->cache ? evsel__field(evsel, f->cache) : NULL;
 	info->value = f->value ? evsel__field(evsel, f->value) : NULL;
 	info->delta = f->delta ? evsel__field(evsel, f->delta) : NULL;
+	/* the anomaly's counter type: read where the kernel says it */
+	if (ev->kind == REFLEAK_EV_ANOMALY && f->counter_kind)
+		info->counter_kind = evsel__field(evsel, f->counter_kind);
+	if (info->counter_kind)
+		rl_counter_names(evsel, info);
 	if (!info->ptr || !info->call_site || (f->value && !info->value) ||
 	    (f->delta && !info->delta)) {
 		pr_warning("%s lacks the fields perf refleak reads (%s, %s%s%s%s%s), ignored\n",
@@ -517,12 +554,16 @@ static int rl_on_ref(struct refleak_report *rep, struct evsel *evsel,
 static int rl_on_anomaly(struct refleak_report *rep, struct evsel *evsel,
 			 const struct rl_evsel_info *info, struct perf_sample *sample)
 {
+	u64 kind = info->counter_kind ? rl_field(evsel, info->counter_kind, sample) :
+		   RL_NR_KIND_VALUES;
 	struct refleak_anomaly_ev ev = {
-		.time	= sample->time,
-		.obj	= rl_field(evsel, info->ptr, sample),
-		.type	= rl_field(evsel, info->value, sample),
-		.caller	= rl_field(evsel, info->call_site, sample),
-		.stack	= rl_sample_stack(rep, sample),
+		.time	 = sample->time,
+		.obj	 = rl_field(evsel, info->ptr, sample),
+		.type	 = rl_field(evsel, info->value, sample),
+		.counter = kind < RL_NR_KIND_VALUES ? info->counter_of[kind] :
+			   REFLEAK_COUNTER_UNKNOWN,
+		.caller	 = rl_field(evsel, info->call_site, sample),
+		.stack	 = rl_sample_stack(rep, sample),
 	};
 
 	ev.caller = refleak_stacks__user_frame(refleak__stacks(rep->rl), ev.stack, ev.caller);
@@ -1515,6 +1556,21 @@ static void rl_print_evidence(FILE *fp, struct refleak_group *g)
 		fputc('\n', fp);
 }
 
+/* the types of the counters whose anomalies made a finding, when the kernel says */
+static void rl_print_counters(FILE *fp, struct refleak_group *g)
+{
+	int c, first = 1;
+
+	for (c = 0; c < REFLEAK_NR_COUNTERS; c++) {
+		if (!(g->counters & (1 << c)))
+			continue;
+		fprintf(fp, "%s%s", first ? "      counter: " : ", ", refleak_counter__name(c));
+		first = 0;
+	}
+	if (!first)
+		fputc('\n', fp);
+}
+
 /* a class's title and column heads */
 static void rl_print_class_head(struct refleak_report *rep, FILE *fp, enum refleak_class class)
 {
@@ -1560,6 +1616,7 @@ static void rl_print_finding(struct refleak_report *rep, FILE *fp,
 	fputc('\n', fp);
 	if (f->class == REFLEAK_LIKELY_LEAK)
 		rl_print_evidence(fp, g);
+	rl_print_counters(fp, g);
 	if (f->held_by)
 		fprintf(fp, "    kept alive by the likely_leak objects at %s (%s):\n"
 			"      the references never put here were taken where those are allocated\n",
@@ -2018,6 +2075,15 @@ static void json_finding(struct refleak_report *rep, FILE *fp, const struct refl
 		g->nr_inferred, g->nr_uncertain);
 	if (f->class == REFLEAK_LIKELY_LEAK)
 		json_evidence(fp, g);
+	if (g->counters) {
+		int c, n = 0;
+
+		fprintf(fp, ", \"counters\": [");
+		for (c = 0; c < REFLEAK_NR_COUNTERS; c++)
+			if (g->counters & (1 << c))
+				fprintf(fp, "%s\"%s\"", n++ ? ", " : "", refleak_counter__name(c));
+		fprintf(fp, "]");
+	}
 	if (f->held_by) {
 		fprintf(fp, ", \"held_by\": {\"site\": ");
 		json_str(fp, f->held_by->site);
@@ -2900,7 +2966,7 @@ struct rl_record_opts {
 	int		argc;		/* the arguments left to perf record */
 	const char	**argv;
 	int		cmd;		/* where "--" is in them; 0: no command */
-	const char	*settle;
+	const char	*linger;		/* --linger's option; NULL: none */
 	const char	*refs_filter;
 	const char	*bpf_entries;	/* -b: --refleak-bpf's value; NULL: not -b */
 	const char	*switch_output;	/* -b: --switch-output's option; NULL: none */
@@ -3017,25 +3083,19 @@ static void rl_record_args(struct rl_args *args, const struct rl_record_opts *o)
 	/*
 	 * Keep recording for a while after the command and its children
 	 * exited, so that the frees they leave to RCU and to workqueues land
-	 * in the recording before objects are judged: the command runs under
-	 * a shell that sleeps after it and exits with its status.
+	 * in the recording before objects are judged.
 	 */
-	for (i = 1; i < o->argc; i++) {
-		if (i == o->cmd && strtod(o->settle, NULL) > 0 && o->cmd + 1 < o->argc) {
-			rl_arg(args, "--");
-			rl_arg(args, "/bin/sh");
-			rl_arg(args, "-c");
-			rl_arg(args, "\"$@\"; s=$?; sleep \"$0\"; exit $s");
-			rl_arg(args, o->settle);
-			continue;
-		}
+	if (o->linger)
+		rl_arg(args, o->linger);
+	for (i = 1; i < o->argc; i++)
 		rl_arg(args, o->argv[i]);
-	}
 }
 
+/* perf refleak record: perf record's exit status (its command's), or ours */
 static int rl_record(int argc, const char **argv)
 {
 	const char *settle = REFLEAK_DEFAULT_SETTLE;
+	char linger[32];
 	unsigned int nr_bpf_entries = REFLEAK_BPF_DEFAULT_ENTRIES;
 	unsigned int checkpoint = REFLEAK_DEFAULT_CHECKPOINT;
 	char bpf_entries[16], switch_output[32];
@@ -3093,7 +3153,10 @@ static int rl_record(int argc, const char **argv)
 
 	o.argc = argc;
 	o.argv = argv;
-	o.settle = settle;
+	if (o.cmd && o.cmd + 1 < argc && strtod(settle, NULL) > 0) {
+		snprintf(linger, sizeof(linger), "--linger=%.0f", strtod(settle, NULL) * MSEC_PER_SEC);
+		o.linger = linger;
+	}
 	o.refs_filter = refs_filter;
 	o.kmem_only = kmem_only;
 	if (bpf) {
@@ -3125,7 +3188,8 @@ static int rl_record(int argc, const char **argv)
 	ret = cmd_record(rec_argc, args.argv);
 	free(args.argv);
 	free(refs_filter);
-	return ret;
+	/* perf record said why it failed */
+	return ret < 0 ? RL_EXIT_FATAL : ret;
 }
 
 /* ------------------------------------------------------------------ */

@@ -2,9 +2,10 @@
 # Assemble the tree everything is built from: a git work tree in the cache
 # holding the pristine source as its base commit ("pristine"), one commit per
 # patch of kernel/series (the last one is branch "kernel-top"), and the
-# commits of the perf series: the patches of perf-builtin/patches/, then
-# four placing perf-builtin/, Documentation/ and tests/shell/ into
-# tools/perf (branch "assembled").
+# commits of the perf series: the patches of perf-series/patches/, then
+# perf refleak by job, one commit per perf-series/commits/<n>-<job>.txt,
+# placing perf-builtin/, Documentation/ and tests/shell/ into tools/perf
+# (branch "assembled").
 #
 # The new commits are made on a private index, without touching the work
 # tree; only then is the work tree moved from the old "assembled" commit to
@@ -14,7 +15,7 @@
 
 src=$("$TOP/scripts/fetch-source.sh")
 stamp=$TREE/.git/refleak-inputs
-want=$(inputs_hash kernel/series $(cd "$TOP" && ls kernel/*.patch 2>/dev/null) perf-builtin Documentation tests/shell scripts/assemble-tree.sh)
+want=$(inputs_hash kernel/series $(cd "$TOP" && ls kernel/*.patch 2>/dev/null) perf-builtin perf-series Documentation tests/shell scripts/assemble-tree.sh)
 
 # A tree left with local edits (an interrupted 'make realbugs', which
 # patches it for a while, holding the build lock) must never be built as
@@ -93,31 +94,44 @@ fi
 # The last kernel commit: kernel builds depend on the tree up to here only.
 kernel_top=$parent
 
-# 2. the perf series: perf-builtin/patches/, then perf refleak in four
-# commits: the engine and its perf test, the builtin, the man page, the
-# shell tests.
+# 2. the perf series: perf-series/patches/ (changes to perf's own util/
+# that perf refleak builds on, applied in name order), then perf refleak
+# by job.  Each job's commit adds its files (job_files) as they are at
+# that commit, the registration lines tagged with it (perf-series/
+# registration) and its message (perf-series/commits/<n>-<job>.txt).
+# perf-builtin/ holds the files in their final form; a job's .diff
+# (perf-series/commits/<n>-<job>.diff) is what it changes in the files of
+# the jobs before it, so the state at a commit is the final one with the
+# later jobs' diffs taken back.
+jobs=(engine builtin use-bpf top man-page shell-tests)
+job_files() { # <job>: its files, relative to perf-builtin/
+	case $1 in
+	engine)		ls util/refleak*.[ch] tests/refleak.c ;;
+	builtin)	ls builtin-refleak.c ;;
+	use-bpf)	ls util/bpf_refleak.[ch] util/bpf_skel/* ;;
+	esac
+}
 add_file() { # <file in the project> <path in the tree>
 	local mode=100644
 	[ -x "$1" ] && mode=100755
 	git update-index --add --cacheinfo "$mode,$(git hash-object -w "$1"),$2"
 }
-add_dir() { # <project dir> <tree dir> [find predicates]: every file under it
-	local src=$1 dst=$2
-	shift 2
-	(cd "$src" && find . -type f ! -name UPSTREAM "$@" | sort) |
-	while read -r f; do add_file "$src/$f" "$dst/${f#./}"; done
+add_dir() { # <project dir> <tree dir>: every file under it
+	(cd "$1" && find . -type f | sort) |
+	while read -r f; do add_file "$1/$f" "$2/${f#./}"; done
 }
-# register <ERE>: the lines of perf-builtin/registration for the files
-# matching <ERE>, each inserted after its anchor line (registration lines
-# are not diff hunks: they survive changes around them).
+# register <job>: the lines of perf-series/registration tagged with <job>,
+# each inserted after its anchor line (registration lines are not diff
+# hunks: they survive changes around them).
 register() {
-	local file= after= line
+	local job= file= after= line
 	while IFS=$'\t' read -r key val; do
 		case $key in
+		job) job=$val ;;
 		file) file=tools/perf/$val ;;
 		after) after=$(printf '%b' "$val") ;;
 		insert)
-			[[ $file =~ $1 ]] || continue
+			[ "$job" = "$1" ] || continue
 			line=$(printf '%b' "$val")
 			git show ":$file" > "$tmp/reg" 2>/dev/null || die "registration: no $file"
 			# already there (an insert may span lines: its first non-empty one)
@@ -129,30 +143,37 @@ register() {
 			git update-index --cacheinfo "100644,$(git hash-object -w "$tmp/reg.new"),$file"
 			;;
 		esac
-	done < <(grep -v '^#' "$TOP/perf-builtin/registration")
-}
-perf_commit() { # <message file of perf-builtin/commits/>
-	commit_index "$TOP/perf-builtin/commits/$1"
+	done < <(grep -v '^#' "$TOP/perf-series/registration")
 }
 if [ -d "$TOP/perf-builtin" ]; then
-	# changes to perf's own util/ that perf refleak builds on, first, as
-	# patches (perf-builtin/patches/, applied in name order)
-	for p in "$TOP"/perf-builtin/patches/*.patch; do
+	for p in "$TOP"/perf-series/patches/*.patch; do
 		[ -f "$p" ] || continue
 		commit_patch "$p"
 	done
-	add_dir "$TOP/perf-builtin/util" tools/perf/util
-	add_dir "$TOP/perf-builtin/tests" tools/perf/tests
-	register '^tools/perf/(util|tests)/'
-	perf_commit 1-engine.txt
-	add_dir "$TOP/perf-builtin" tools/perf -maxdepth 1 -name '*.c'
-	register '^tools/perf/[^/]+$'
-	perf_commit 2-builtin.txt
-	add_dir "$TOP/Documentation" tools/perf/Documentation
-	register '^tools/perf/Documentation/'
-	perf_commit 3-man-page.txt
-	add_dir "$TOP/tests/shell" tools/perf/tests/shell
-	perf_commit 4-shell-tests.txt
+	# the state of perf-builtin/ at each job's commit, from the last back
+	state=$tmp/state
+	cp -a "$TOP/perf-builtin" "$state"
+	for ((n = ${#jobs[@]}; n >= 1; n--)); do
+		cp -a "$state" "$tmp/at-$n"
+		d=$(ls "$TOP"/perf-series/commits/$n-*.diff 2>/dev/null) || continue
+		git -C "$state" apply -R "$d" ||
+			die "${d#"$TOP"/} no longer applies to perf-builtin/: see perf-series/README"
+	done
+	files=()
+	for ((n = 1; n <= ${#jobs[@]}; n++)); do
+		job=${jobs[n - 1]}
+		msg=$(ls "$TOP"/perf-series/commits/$n-"$job".txt) || die "no message for $job"
+		files+=($(cd "$tmp/at-$n" && job_files "$job"))
+		for f in "${files[@]}"; do
+			add_file "$tmp/at-$n/$f" "tools/perf/$f"
+		done
+		case $job in
+		man-page)	add_dir "$TOP/Documentation" tools/perf/Documentation ;;
+		shell-tests)	add_dir "$TOP/tests/shell" tools/perf/tests/shell ;;
+		esac
+		register "$job"
+		commit_index "$msg"
+	done
 fi
 
 unset GIT_INDEX_FILE

@@ -155,7 +155,7 @@ judge_balanced() { # <name> <out> <recording> <report log> [report options...]
 }
 
 if judge_balanced guest:balanced-workload "$out" balanced "$logs/balanced-report.log" -g; then
-	# perf record writes no record twice (perf-builtin/patches/0003):
+	# perf record writes no record twice (perf-series/patches/0003):
 	# the report counts a sample identical to its CPU's previous one
 	copies=$(sed -n "s/^# copies of their CPU's previous sample (dropped): //p" \
 		"$logs/balanced-report.log")

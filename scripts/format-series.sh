@@ -3,7 +3,7 @@
 # tree, each numbered on its own with its cover letter:
 #   build/series/kernel/  the kernel series (kernel/cover-letter.txt), to
 #                         the refcount, tracing and slab maintainers
-#   build/series/perf/    perf refleak (perf-builtin/commits/0-cover-letter.txt),
+#   build/series/perf/    perf refleak (perf-series/cover-letter.txt),
 #                         to perf-tools-next; it needs the kernel series
 # Authored and signed off by whoever runs it (series_identity in lib.sh).
 # Check them with: git am build/series/kernel/*.patch build/series/perf/*.patch
@@ -36,6 +36,6 @@ posting() { # <dir> <base> <tip> <cover text: title line, blank, body>
 	mv "$cover.new" "$cover"
 }
 posting kernel "$(git -C "$tree" rev-parse pristine)" "$ktip" "$TOP/kernel/cover-letter.txt"
-posting perf "$ktip" "$ptip" "$TOP/perf-builtin/commits/0-cover-letter.txt"
+posting perf "$ktip" "$ptip" "$TOP/perf-series/cover-letter.txt"
 log "signed off by $ident"
 (cd "$BUILD/series" && ls kernel/* perf/*)

@@ -7,7 +7,9 @@
 # kernel (tinyconfig + kernel/configs/*.config), in a work tree and object
 # directories of its own.  Not part of 'make check' (about 30 minutes here,
 # mostly ccache hits).  SERIES_FROM=<n> and SERIES_TO=<m> build patches n
-# to m only (SERIES_TO skips the perf series and CONFIG_TRACEPOINTS=n).
+# to m only (SERIES_TO skips the perf series and CONFIG_TRACEPOINTS=n);
+# SERIES_PERF_ONLY=1 builds the perf series alone, from its commit
+# SERIES_PERF_FROM=<n> on.
 . "$(dirname "$0")/lib.sh"
 tree=$("$TOP/scripts/assemble-tree.sh")
 wt=$CACHE/tree-series-$KEY
@@ -36,6 +38,8 @@ build() {
 }
 
 fail=0 i=0 prev=pristine
+[ "${SERIES_PERF_ONLY:-0}" = 1 ] && commits=
+[ -z "$commits" ] ||
 printf '%-3s %-58s %-16s %-16s %-16s\n' "#" patch "REF_TRACE(_REFS)" "REF_TRACE only" "REF_TRACE=n"
 for c in $commits; do
 	i=$((i + 1))
@@ -83,6 +87,7 @@ for c in $commits; do
 	printf '%-3s %-58.58s %-16s %-16s %-16s\n' "$i" "$(git -C "$wt" log -1 --format=%s "$c")" "${row[@]}"
 	prev=$c
 done
+[ -z "$commits" ] ||
 echo "(w: warnings of the build; W1: warnings of W=1 on the patch's .c files; o1: the option is on)"
 if [ -n "${SERIES_TO:-}" ]; then
 	echo "SERIES_TO=$SERIES_TO: the perf series and CONFIG_TRACEPOINTS=n are not built"
@@ -95,7 +100,8 @@ fi
 # test alone first), warnings are errors in perf's build.
 po=$CACHE/perf-series-obj-$KEY
 mkdir -p "$po"
-for c in $(git -C "$tree" rev-list --reverse kernel-top..assembled); do
+# SERIES_PERF_FROM=<n>: start at the perf series' commit n
+for c in $(git -C "$tree" rev-list --reverse kernel-top..assembled | tail -n +"${SERIES_PERF_FROM:-1}"); do
 	git -C "$wt" checkout -q --detach "$c"
 	t0=$(date +%s)
 	if locked make -s -C "$wt/tools/perf" O="$po" CC="ccache gcc" "${PERF_MAKE_OPTS[@]}" \
@@ -107,6 +113,11 @@ for c in $(git -C "$tree" rev-list --reverse kernel-top..assembled); do
 	fi
 done
 
+if [ "${SERIES_PERF_ONLY:-0}" = 1 ]; then
+	[ $fail -eq 0 ] && echo "series-builds: the perf series built clean" ||
+		echo "series-builds: FAILED (logs in $out)"
+	exit $fail
+fi
 o=$CACHE/kbuild-series-notp-$KEY
 configure "$o" "$TOP/kernel/configs/guest.config" "$TOP/kernel/configs/series/tracepoints-off.config"
 t0=$(date +%s)

@@ -1048,6 +1048,72 @@ static int test__refleak_anomalies(struct test_suite *test __maybe_unused,
 	return TEST_OK;
 }
 
+/* the group of a class at one allocation site, NULL if none */
+static struct refleak_group *group_at(struct refleak *rl, u64 site, enum refleak_class class)
+{
+	size_t i, nr;
+	struct refleak_group **arr = refleak__groups(rl, class, &nr);
+	struct refleak_group *g = NULL;
+
+	for (i = 0; i < nr; i++)
+		if (arr[i]->site->call_site == site)
+			g = arr[i];
+	free(arr);
+	return g;
+}
+
+/*
+ * The counter type ref_trace_anomaly names goes to the finding: a double put
+ * of a file_ref_t and one of a refcount_t at one site, an orphan rcuref_t
+ * get on zero; an anomaly whose kernel does not say names none.
+ */
+static int test__refleak_anomaly_counter(struct test_suite *test __maybe_unused,
+					 int subtest __maybe_unused)
+{
+	struct refleak_anomaly_ev ev = { .type = REFLEAK_ANOMALY_SUB_UAF, .caller = SITE_A + 1, };
+	struct refleak *rl = new_engine(true);
+	enum refleak_counter types[] = {
+		REFLEAK_COUNTER_FILE_REF, REFLEAK_COUNTER_REFCOUNT, REFLEAK_COUNTER_UNKNOWN,
+	};
+	struct refleak_group *g;
+	u64 now = T0;
+	unsigned int i;
+
+	TEST_ASSERT_VAL("engine", rl);
+	for (i = 0; i < ARRAY_SIZE(types); i++) {
+		u64 obj = 0x10000 + i * 0x1000;
+
+		ev_alloc(rl, now += MS, obj, 128, i < 2 ? SITE_A : SITE_B, "c", 0);
+		ev_set(rl, now += MS, obj + 8, 1);
+		ev_put(rl, now += MS, obj + 8, 0);
+		ev.time = now += MS;
+		ev.obj = obj + 8;
+		ev.counter = types[i];
+		TEST_ASSERT_VAL("anomaly taken", !refleak__anomaly(rl, &ev));
+		ev_free(rl, now += MS, obj, "c", 0);
+	}
+	ev = (struct refleak_anomaly_ev){ .time = now += MS, .obj = 0x90000,
+		.type = REFLEAK_ANOMALY_ADD_UAF, .counter = REFLEAK_COUNTER_RCUREF, .caller = SITE_N, };
+	TEST_ASSERT_VAL("orphan taken", !refleak__anomaly(rl, &ev));
+	finish(rl, T0 + 10 * SEC);
+
+	g = group_at(rl, SITE_A, REFLEAK_DOUBLE_PUT);
+	TEST_ASSERT_VAL("both types named at one site", g && g->count == 2 &&
+			g->counters == (1 << REFLEAK_COUNTER_FILE_REF | 1 << REFLEAK_COUNTER_REFCOUNT));
+	g = group_at(rl, SITE_B, REFLEAK_DOUBLE_PUT);
+	TEST_ASSERT_VAL("none when not said", g && g->count == 1 && !g->counters);
+	g = only_group(rl, REFLEAK_GET_FROM_ZERO);
+	TEST_ASSERT_VAL("an orphan's type", g && g->counters == 1 << REFLEAK_COUNTER_RCUREF);
+	TEST_ASSERT_VAL("names", !strcmp(refleak_counter__name(REFLEAK_COUNTER_FILE_REF), "file_ref_t") &&
+			refleak_counter__of_kind("file_ref") == REFLEAK_COUNTER_FILE_REF &&
+			refleak_counter__of_kind("percpu_ref") == REFLEAK_COUNTER_PERCPU_REF &&
+			refleak_counter__of_kind("refcount") == REFLEAK_COUNTER_REFCOUNT &&
+			refleak_counter__of_kind("file") == REFLEAK_COUNTER_UNKNOWN &&
+			refleak_counter__of_kind("") == REFLEAK_COUNTER_UNKNOWN);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
 /* births, revivals and retirements of counters */
 static int test__refleak_lifecycle(struct test_suite *test __maybe_unused,
 				   int subtest __maybe_unused)
@@ -2068,6 +2134,7 @@ static struct test_case tests__refleak[] = {
 	TEST_CASE("likely leaks: one counter at zero, another never", refleak_likely_counter_left),
 	TEST_CASE("record -b: balanced objects given as their site's sum", refleak_site_sum),
 	TEST_CASE("anomalies are definite, with or without an allocation", refleak_anomalies),
+	TEST_CASE("anomalies name their counter type when the kernel says", refleak_anomaly_counter),
 	TEST_CASE("counters born, revived, retired", refleak_lifecycle),
 	TEST_CASE("final put not freed: definite, or not yet", refleak_put_not_freed),
 	TEST_CASE("lost events: no verdict resting on a missing event", refleak_lost_absence),

@@ -27,7 +27,7 @@ static const struct refleak_ev_fields rl_set = {
 };
 
 static const struct refleak_ev_fields rl_anomaly = {
-	.obj = "ref", .caller = "caller", .value = "type",
+	.obj = "ref", .caller = "caller", .value = "type", .counter_kind = "kind",
 };
 
 static const struct refleak_ev_fields rl_ref = {

@@ -104,6 +104,7 @@ struct rl_obj {
 	int			pid;		/* allocating process, -1 unknown */
 	int			tid;		/* ... and thread */
 	u8			anomaly;	/* enum refleak_anomaly + 1, 0: none */
+	u8			anomaly_counter; /* enum refleak_counter */
 	u8			nr_ctrs;
 	struct rl_ctr		ctrs[REFLEAK_MAX_COUNTERS];
 	/* the first birth, for a ledger started by a later get or put */
@@ -309,6 +310,32 @@ enum refleak_tier refleak_class__tier(enum refleak_class class)
 const char *refleak_tier__name(enum refleak_tier tier)
 {
 	return tier < REFLEAK_NR_TIERS ? tier_names[tier] : "unknown";
+}
+
+static const char * const counter_names[REFLEAK_NR_COUNTERS] = {
+	[REFLEAK_COUNTER_UNKNOWN]	= "unknown",
+	[REFLEAK_COUNTER_REFCOUNT]	= "refcount_t",
+	[REFLEAK_COUNTER_PERCPU_REF]	= "percpu_ref",
+	[REFLEAK_COUNTER_FILE_REF]	= "file_ref_t",
+	[REFLEAK_COUNTER_RCUREF]	= "rcuref_t",
+};
+
+const char *refleak_counter__name(enum refleak_counter counter)
+{
+	return counter < REFLEAK_NR_COUNTERS ? counter_names[counter] : counter_names[0];
+}
+
+/* ref_trace's kind values print as the type without its "_t" */
+enum refleak_counter refleak_counter__of_kind(const char *kind)
+{
+	size_t len = kind ? strlen(kind) : 0;
+	int c;
+
+	for (c = REFLEAK_COUNTER_UNKNOWN + 1; len && c < REFLEAK_NR_COUNTERS; c++)
+		if (!strncmp(counter_names[c], kind, len) &&
+		    (!counter_names[c][len] || !strcmp(counter_names[c] + len, "_t")))
+			return c;
+	return REFLEAK_COUNTER_UNKNOWN;
 }
 
 const char *refleak_evidence__name(enum refleak_evidence ev)
@@ -1073,6 +1100,8 @@ static void rl_group__count(struct refleak *rl, struct refleak_group *g, struct 
 		rl_group__add_stack(g, REFLEAK_STACK_PUT, o->put2_stack);
 	else if (o->anomaly && class != REFLEAK_PUT_AFTER_FREE)
 		rl_group__add_stack(g, REFLEAK_STACK_PUT, o->anomaly_stack);
+	if (o->anomaly_counter)
+		g->counters |= 1 << o->anomaly_counter;
 	if (class == REFLEAK_PUT_AFTER_FREE)
 		rl_group__add_stack(g, REFLEAK_STACK_PUT, o->late_stack);
 	rl_group__add_stack(g, REFLEAK_STACK_FREE, o->stack[REFLEAK_STACK_FREE]);
@@ -1608,7 +1637,7 @@ int refleak__set(struct refleak *rl, const struct refleak_set_ev *ev)
 /* an anomaly on a counter in no known allocation: grouped by its caller */
 static int rl_anomaly_orphan(struct refleak *rl, const struct refleak_anomaly_ev *ev)
 {
-	struct rl_obj o = { .anomaly = ev->type + 1, };
+	struct rl_obj o = { .anomaly = ev->type + 1, .anomaly_counter = ev->counter, };
 	const char *none = rl_intern_str(rl, "-");
 	struct refleak_site *site;
 	struct refleak_group *g;
@@ -1623,6 +1652,8 @@ static int rl_anomaly_orphan(struct refleak *rl, const struct refleak_anomaly_ev
 	if (!g)
 		return -ENOMEM;
 	g->count++;
+	if (ev->counter && ev->counter < REFLEAK_NR_COUNTERS)
+		g->counters |= 1 << ev->counter;
 	rl_group__add_stack(g, REFLEAK_STACK_PUT, ev->stack);
 	if (rl_lost_overlap(rl, ev->time, ev->time))
 		g->nr_uncertain++;
@@ -1643,6 +1674,7 @@ int refleak__anomaly(struct refleak *rl, const struct refleak_anomaly_ev *ev)
 		/* a saturated counter reports every later put: keep the first */
 		if (!o->anomaly) {
 			o->anomaly = ev->type + 1;
+			o->anomaly_counter = ev->counter < REFLEAK_NR_COUNTERS ? ev->counter : 0;
 			o->anomaly_ns = ev->time;
 			o->anomaly_stack = ev->stack;
 		}

@@ -65,6 +65,16 @@ enum refleak_anomaly {
 	REFLEAK_NR_ANOMALIES,
 };
 
+/* the counter types of ref_trace's kind field, as a recording names them */
+enum refleak_counter {
+	REFLEAK_COUNTER_UNKNOWN,	/* not said: a kernel whose event has no kind */
+	REFLEAK_COUNTER_REFCOUNT,	/* refcount_t, kref */
+	REFLEAK_COUNTER_PERCPU_REF,
+	REFLEAK_COUNTER_FILE_REF,
+	REFLEAK_COUNTER_RCUREF,
+	REFLEAK_NR_COUNTERS,
+};
+
 enum refleak_stack_kind {
 	REFLEAK_STACK_ALLOC,
 	REFLEAK_STACK_PUT,
@@ -97,6 +107,9 @@ const char *refleak_class__name(enum refleak_class class);
 const char *refleak_class__help(enum refleak_class class);
 const char *refleak_class__age(enum refleak_class class);
 const char *refleak_stack_kind__name(enum refleak_stack_kind kind);
+/* the C type of a counter ("file_ref_t"), and the counter of ref_trace's kind value's name */
+const char *refleak_counter__name(enum refleak_counter counter);
+enum refleak_counter refleak_counter__of_kind(const char *kind);
 enum refleak_tier refleak_class__tier(enum refleak_class class);
 const char *refleak_tier__name(enum refleak_tier tier);
 /* JSON key / text name of an evidence */
@@ -195,11 +208,12 @@ struct refleak_set_ev {
 	u32		stack;
 };
 
-/* ref_trace_anomaly: refcount_t caught a misuse */
+/* ref_trace_anomaly: a counter caught a misuse */
 struct refleak_anomaly_ev {
 	u64			time;
-	u64			obj;	/* address of the refcount */
+	u64			obj;	/* address of the counter */
 	enum refleak_anomaly	type;
+	enum refleak_counter	counter;
 	u64			caller;
 	u32			stack;
 };
@@ -287,6 +301,8 @@ struct refleak_group {
 	u64			nr_named;	/* objects whose gets were paired */
 	/* likely_leak: objects each evidence holds for */
 	u64			nr_evidence[REFLEAK_NR_EVIDENCE];
+	/* the types of the counters whose anomalies made it, 1 << enum refleak_counter */
+	u8			counters;
 	/*
 	 * The likely_leak group whose objects hold this one's references
 	 * never put (they were taken where those objects are allocated):

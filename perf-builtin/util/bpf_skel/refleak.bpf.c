@@ -1513,13 +1513,15 @@ static __always_inline void rl_final_put(void *ctx, u32 level, u64 caller, u64 a
 RL_PROGS(ref_trace_final_put, RL_BPF_FINAL_PUT, rl_final_put(ctx, level, caller, (u64)ref, kind),
 	 unsigned long caller, const void *ref, int kind)
 
-static __always_inline void rl_anomaly(void *ctx, u32 level, u64 caller, u64 addr, int type)
+static __always_inline void rl_anomaly(void *ctx, u32 level, u64 caller, u64 addr, int kind,
+				       int type)
 {
 	struct rl_bpf_obj *o;
 	struct rl_bpf_ev ev;
 
 	rl_ev_init(&ev, ctx, level, RL_BPF_ANOMALY, caller, true);
 	ev.value = type;
+	ev.ctr_kind = kind;
 	o = rl_object_of(addr);
 	if (o) {
 		ev.offset = addr - o->ptr;
@@ -1539,8 +1541,8 @@ static __always_inline void rl_anomaly(void *ctx, u32 level, u64 caller, u64 add
 	}
 }
 
-RL_PROGS(ref_trace_anomaly, RL_BPF_ANOMALY, rl_anomaly(ctx, level, caller, (u64)ref, type),
-	 unsigned long caller, const void *ref, int type)
+RL_PROGS(ref_trace_anomaly, RL_BPF_ANOMALY, rl_anomaly(ctx, level, caller, (u64)ref, kind, type),
+	 unsigned long caller, const void *ref, int kind, int type)
 
 /* a new process (not a thread): kept while it runs */
 SEC("tp_btf/sched_process_fork")
