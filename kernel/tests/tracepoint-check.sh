@@ -12,8 +12,8 @@
 #     the balanced objects: exactly one ref_trace_set (count=1,
 #     kind=refcount) and one ref_trace_final_put (kind=refcount), and for
 #     the double_put object one final put and one ref_trace_anomaly
-#     type=sub_uaf.  Events elsewhere in the system are ignored: only the
-#     ref address decides;
+#     kind=refcount type=sub_uaf.  Events elsewhere in the system are
+#     ignored: only the ref address decides;
 #  4. kmem:kfree_rcu: one event per object of "rcu 5 kmalloc", at the
 #     object's address, with a driver function as call_site;
 #  5. "bench 1000": its totals in "status", and 1000 final puts on one
@@ -22,7 +22,7 @@
 #     "balanced 3" and "handoff 4" run: no event of another cache (the
 #     filter works in the kernel), and per handoff object exactly a get
 #     (old=1 delta=1, in test_refleak_hand_off) and a put (old=2
-#     delta=-1): the final put is not a ref_trace_ref.
+#     delta=-1), both kind=refcount: the final put is not a ref_trace_ref.
 #
 # Exit: 0 pass, 1 fail (reason printed), 2 skip (reason printed).
 
@@ -126,8 +126,8 @@ FNR == NR {
 			printf "note: ref=0x%s: caller=%s\n", r, field("caller")
 	} else {
 		anomalies[r]++
-		if (field("type") != "sub_uaf") {
-			printf "ref=0x%s: anomaly type=%s, expected sub_uaf\n", r, field("type")
+		if (field("type") != "sub_uaf" || field("kind") != "refcount") {
+			printf "ref=0x%s: anomaly kind=%s type=%s, expected refcount sub_uaf\n", r, field("kind"), field("type")
 			bad = 1
 		}
 	}
@@ -263,6 +263,10 @@ FNR == NR { v = $1; sub(/^0+/, "", v); want[v] = 1; next }
 	if (!(r in want))
 		next
 	ev[r] = ev[r] " " field("old") "/" field("delta")
+	if (field("kind") != "refcount") {
+		printf "ref=0x%s: ref_trace_ref kind=%s, expected refcount\n", r, field("kind")
+		bad = 1
+	}
 	# -Os keeps an out-of-line refcount_inc() in the driver: caller is in the copy
 	if (field("delta") == "1" && field("caller") !~ /^(test_refleak_hand_off|refcount_inc)/) {
 		printf "ref=0x%s: get from %s, expected test_refleak_hand_off\n", r, field("caller")
@@ -282,4 +286,4 @@ END {
 	exit bad
 }' "$TMP.hrefs" "$TMP.gp" >"$TMP.out" || fail "ref_trace_ref: $(cat "$TMP.out")"
 ngp=$(grep -c 'ref_trace_ref:' "$TMP.gp")
-pass "$N balanced objects: one set and one final put each; double_put: final put + sub_uaf anomaly ($total events in all); $N kfree_rcu objects: one kmem:kfree_rcu each from the driver; bench: 1000 final puts on its counter, 1000 births and final puts of a file_ref_t and of an rcuref_t; ref_trace_ref: $ngp events, all of test_refleak_refs, a get and a put per handoff object"
+pass "$N balanced objects: one set and one final put each; double_put: final put + refcount sub_uaf anomaly ($total events in all); $N kfree_rcu objects: one kmem:kfree_rcu each from the driver; bench: 1000 final puts on its counter, 1000 births and final puts of a file_ref_t and of an rcuref_t; ref_trace_ref: $ngp events, all of test_refleak_refs, a refcount get and put per handoff object"
