@@ -247,8 +247,8 @@ static struct rl_evsel_info *rl_evsel_info(struct evsel *evsel, const struct ref
 	info->name = f->cache ? evsel__field(evsel, f->cache) : NULL;
 	info->value = f->value ? evsel__field(evsel, f->value) : NULL;
 	info->delta = f->delta ? evsel__field(evsel, f->delta) : NULL;
-	/* the anomaly's counter type: read where the kernel says it */
-	if (ev->kind == REFLEAK_EV_ANOMALY && f->counter_kind)
+	/* an anomaly's, a get's or a put's counter type: read where the kernel says it */
+	if ((ev->kind == REFLEAK_EV_ANOMALY || ev->kind == REFLEAK_EV_REF) && f->counter_kind)
 		info->counter_kind = evsel__field(evsel, f->counter_kind);
 	if (info->counter_kind)
 		rl_counter_names(evsel, info);
@@ -509,6 +509,18 @@ static int rl_on_free(struct refleak_report *rep, struct evsel *evsel,
 	return refleak__free(rep->rl, &ev);
 }
 
+/* the counter type an event names, REFLEAK_COUNTER_UNKNOWN when it does not */
+static enum refleak_counter rl_counter(struct evsel *evsel, const struct rl_evsel_info *info,
+				       struct perf_sample *sample)
+{
+	u64 kind;
+
+	if (!info->counter_kind)
+		return REFLEAK_COUNTER_UNKNOWN;
+	kind = rl_field(evsel, info->counter_kind, sample);
+	return kind < RL_NR_KIND_VALUES ? info->counter_of[kind] : REFLEAK_COUNTER_UNKNOWN;
+}
+
 static int rl_on_final_put(struct refleak_report *rep, struct evsel *evsel,
 			   const struct rl_evsel_info *info, struct perf_sample *sample)
 {
@@ -540,12 +552,13 @@ static int rl_on_ref(struct refleak_report *rep, struct evsel *evsel,
 		     const struct rl_evsel_info *info, struct perf_sample *sample)
 {
 	struct refleak_ref_ev ev = {
-		.time	= sample->time,
-		.obj	= rl_field(evsel, info->ptr, sample),
-		.old	= (s32)rl_field(evsel, info->value, sample),
-		.delta	= (s32)rl_field(evsel, info->delta, sample),
-		.caller	= rl_field(evsel, info->call_site, sample),
-		.stack	= rl_sample_stack(rep, sample),
+		.time	 = sample->time,
+		.obj	 = rl_field(evsel, info->ptr, sample),
+		.old	 = (s32)rl_field(evsel, info->value, sample),
+		.delta	 = (s32)rl_field(evsel, info->delta, sample),
+		.counter = rl_counter(evsel, info, sample),
+		.caller	 = rl_field(evsel, info->call_site, sample),
+		.stack	 = rl_sample_stack(rep, sample),
 	};
 
 	return refleak__ref(rep->rl, &ev);
@@ -554,14 +567,11 @@ static int rl_on_ref(struct refleak_report *rep, struct evsel *evsel,
 static int rl_on_anomaly(struct refleak_report *rep, struct evsel *evsel,
 			 const struct rl_evsel_info *info, struct perf_sample *sample)
 {
-	u64 kind = info->counter_kind ? rl_field(evsel, info->counter_kind, sample) :
-		   RL_NR_KIND_VALUES;
 	struct refleak_anomaly_ev ev = {
 		.time	 = sample->time,
 		.obj	 = rl_field(evsel, info->ptr, sample),
 		.type	 = rl_field(evsel, info->value, sample),
-		.counter = kind < RL_NR_KIND_VALUES ? info->counter_of[kind] :
-			   REFLEAK_COUNTER_UNKNOWN,
+		.counter = rl_counter(evsel, info, sample),
 		.caller	 = rl_field(evsel, info->call_site, sample),
 		.stack	 = rl_sample_stack(rep, sample),
 	};
@@ -1556,7 +1566,7 @@ static void rl_print_evidence(FILE *fp, struct refleak_group *g)
 		fputc('\n', fp);
 }
 
-/* the types of the counters whose anomalies made a finding, when the kernel says */
+/* the counter types a finding's anomalies, gets and puts named */
 static void rl_print_counters(FILE *fp, struct refleak_group *g)
 {
 	int c, first = 1;

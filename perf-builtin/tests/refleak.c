@@ -1063,14 +1063,17 @@ static struct refleak_group *group_at(struct refleak *rl, u64 site, enum refleak
 }
 
 /*
- * The counter type ref_trace_anomaly names goes to the finding: a double put
- * of a file_ref_t and one of a refcount_t at one site, an orphan rcuref_t
- * get on zero; an anomaly whose kernel does not say names none.
+ * The counter types ref_trace_anomaly and ref_trace_ref name go to the
+ * finding: a double put of a file_ref_t and one of a refcount_t at one
+ * site, an orphan rcuref_t get on zero, a live object whose get named a
+ * percpu_ref; an anomaly whose kernel does not say names none.
  */
 static int test__refleak_anomaly_counter(struct test_suite *test __maybe_unused,
 					 int subtest __maybe_unused)
 {
 	struct refleak_anomaly_ev ev = { .type = REFLEAK_ANOMALY_SUB_UAF, .caller = SITE_A + 1, };
+	struct refleak_ref_ev ref = { .obj = 0x50008, .old = 1, .delta = 1,
+		.counter = REFLEAK_COUNTER_PERCPU_REF, .caller = SITE_A + 2, };
 	struct refleak *rl = new_engine(true);
 	enum refleak_counter types[] = {
 		REFLEAK_COUNTER_FILE_REF, REFLEAK_COUNTER_REFCOUNT, REFLEAK_COUNTER_UNKNOWN,
@@ -1092,6 +1095,10 @@ static int test__refleak_anomaly_counter(struct test_suite *test __maybe_unused,
 		TEST_ASSERT_VAL("anomaly taken", !refleak__anomaly(rl, &ev));
 		ev_free(rl, now += MS, obj, "c", 0);
 	}
+	ev_alloc(rl, now += MS, 0x50000, 128, SITE_A, "c", 0);
+	ev_set(rl, now += MS, 0x50008, 1);
+	ref.time = now += MS;
+	TEST_ASSERT_VAL("get taken", !refleak__ref(rl, &ref));
 	ev = (struct refleak_anomaly_ev){ .time = now += MS, .obj = 0x90000,
 		.type = REFLEAK_ANOMALY_ADD_UAF, .counter = REFLEAK_COUNTER_RCUREF, .caller = SITE_N, };
 	TEST_ASSERT_VAL("orphan taken", !refleak__anomaly(rl, &ev));
@@ -1104,6 +1111,9 @@ static int test__refleak_anomaly_counter(struct test_suite *test __maybe_unused,
 	TEST_ASSERT_VAL("none when not said", g && g->count == 1 && !g->counters);
 	g = only_group(rl, REFLEAK_GET_FROM_ZERO);
 	TEST_ASSERT_VAL("an orphan's type", g && g->counters == 1 << REFLEAK_COUNTER_RCUREF);
+	g = group_at(rl, SITE_A, REFLEAK_OUTSTANDING) ?: group_at(rl, SITE_A, REFLEAK_LIKELY_LEAK);
+	TEST_ASSERT_VAL("a get's type", g && g->count == 1 &&
+			g->counters == 1 << REFLEAK_COUNTER_PERCPU_REF);
 	TEST_ASSERT_VAL("names", !strcmp(refleak_counter__name(REFLEAK_COUNTER_FILE_REF), "file_ref_t") &&
 			refleak_counter__of_kind("file_ref") == REFLEAK_COUNTER_FILE_REF &&
 			refleak_counter__of_kind("percpu_ref") == REFLEAK_COUNTER_PERCPU_REF &&
@@ -2134,7 +2144,7 @@ static struct test_case tests__refleak[] = {
 	TEST_CASE("likely leaks: one counter at zero, another never", refleak_likely_counter_left),
 	TEST_CASE("record -b: balanced objects given as their site's sum", refleak_site_sum),
 	TEST_CASE("anomalies are definite, with or without an allocation", refleak_anomalies),
-	TEST_CASE("anomalies name their counter type when the kernel says", refleak_anomaly_counter),
+	TEST_CASE("counter types named by anomalies, gets and puts", refleak_anomaly_counter),
 	TEST_CASE("counters born, revived, retired", refleak_lifecycle),
 	TEST_CASE("final put not freed: definite, or not yet", refleak_put_not_freed),
 	TEST_CASE("lost events: no verdict resting on a missing event", refleak_lost_absence),

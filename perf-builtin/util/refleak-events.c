@@ -31,7 +31,7 @@ static const struct refleak_ev_fields rl_anomaly = {
 };
 
 static const struct refleak_ev_fields rl_ref = {
-	.obj = "ref", .caller = "caller", .value = "old", .delta = "delta",
+	.obj = "ref", .caller = "caller", .value = "old", .delta = "delta", .counter_kind = "kind",
 };
 
 /* name, kind, fields, the kind record -b's programs give it (-1: none), old name */

@@ -104,7 +104,7 @@ struct rl_obj {
 	int			pid;		/* allocating process, -1 unknown */
 	int			tid;		/* ... and thread */
 	u8			anomaly;	/* enum refleak_anomaly + 1, 0: none */
-	u8			anomaly_counter; /* enum refleak_counter */
+	u8			counters;	/* as the group's */
 	u8			nr_ctrs;
 	struct rl_ctr		ctrs[REFLEAK_MAX_COUNTERS];
 	/* the first birth, for a ledger started by a later get or put */
@@ -1100,8 +1100,7 @@ static void rl_group__count(struct refleak *rl, struct refleak_group *g, struct 
 		rl_group__add_stack(g, REFLEAK_STACK_PUT, o->put2_stack);
 	else if (o->anomaly && class != REFLEAK_PUT_AFTER_FREE)
 		rl_group__add_stack(g, REFLEAK_STACK_PUT, o->anomaly_stack);
-	if (o->anomaly_counter)
-		g->counters |= 1 << o->anomaly_counter;
+	g->counters |= o->counters;
 	if (class == REFLEAK_PUT_AFTER_FREE)
 		rl_group__add_stack(g, REFLEAK_STACK_PUT, o->late_stack);
 	rl_group__add_stack(g, REFLEAK_STACK_FREE, o->stack[REFLEAK_STACK_FREE]);
@@ -1637,7 +1636,7 @@ int refleak__set(struct refleak *rl, const struct refleak_set_ev *ev)
 /* an anomaly on a counter in no known allocation: grouped by its caller */
 static int rl_anomaly_orphan(struct refleak *rl, const struct refleak_anomaly_ev *ev)
 {
-	struct rl_obj o = { .anomaly = ev->type + 1, .anomaly_counter = ev->counter, };
+	struct rl_obj o = { .anomaly = ev->type + 1, };
 	const char *none = rl_intern_str(rl, "-");
 	struct refleak_site *site;
 	struct refleak_group *g;
@@ -1672,9 +1671,10 @@ int refleak__anomaly(struct refleak *rl, const struct refleak_anomaly_ev *ev)
 	o = rl_live_find(rl, ev->obj);
 	if (o) {
 		/* a saturated counter reports every later put: keep the first */
+		if (ev->counter && ev->counter < REFLEAK_NR_COUNTERS)
+			o->counters |= 1 << ev->counter;
 		if (!o->anomaly) {
 			o->anomaly = ev->type + 1;
-			o->anomaly_counter = ev->counter < REFLEAK_NR_COUNTERS ? ev->counter : 0;
 			o->anomaly_ns = ev->time;
 			o->anomaly_stack = ev->stack;
 		}
@@ -1708,6 +1708,8 @@ int refleak__ref(struct refleak *rl, const struct refleak_ref_ev *ev)
 		rl->stats.nr_unmatched_ref++;
 		return 0;
 	}
+	if (ev->counter && ev->counter < REFLEAK_NR_COUNTERS)
+		o->counters |= 1 << ev->counter;
 	if (!rl_cache_traced(rl, o->site->cache)) {
 		err = hashmap__set(rl->traced_caches, (long)o->site->cache, RL_CACHE_TRACED,
 				   NULL, NULL);

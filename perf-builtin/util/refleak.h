@@ -220,12 +220,13 @@ struct refleak_anomaly_ev {
 
 /* ref_trace_ref: a get (delta > 0), or a put that left references */
 struct refleak_ref_ev {
-	u64		time;
-	u64		obj;		/* address of the refcount */
-	s32		old;		/* references it held before */
-	s32		delta;
-	u64		caller;
-	u32		stack;
+	u64			time;
+	u64			obj;		/* address of the refcount */
+	s32			old;		/* references it held before */
+	s32			delta;
+	enum refleak_counter	counter;
+	u64			caller;
+	u32			stack;
 };
 
 /* a stack that took references that were never put */
@@ -301,7 +302,7 @@ struct refleak_group {
 	u64			nr_named;	/* objects whose gets were paired */
 	/* likely_leak: objects each evidence holds for */
 	u64			nr_evidence[REFLEAK_NR_EVIDENCE];
-	/* the types of the counters whose anomalies made it, 1 << enum refleak_counter */
+	/* the counter types its anomalies, gets and puts named: 1 << enum refleak_counter */
 	u8			counters;
 	/*
 	 * The likely_leak group whose objects hold this one's references
