@@ -673,6 +673,18 @@ for s in $suspicious; do
 		fail "text report does not show site test_refleak_$s"
 	fi
 done
+# the driver's double puts are refcount_t's: ref_trace_anomaly's kind names it
+if awk '/^double_put \[/ { in_dp = 1 } /^$/ { in_dp = 0 }
+	in_dp && /^      counter: refcount_t$/ { ok = 1 } END { exit !ok }' "$tmpdir/text.out"; then
+	pass "text report: the double puts name their counter type, refcount_t"
+else
+	fail "text report: the double puts do not name refcount_t"
+fi
+if grep '"class": "double_put"' "$tmpdir/json.out" | grep -q '"counters": \["refcount_t"\]'; then
+	pass "report --json: the double puts name their counter type, refcount_t"
+else
+	fail "report --json: the double puts do not name refcount_t"
+fi
 unlisted=$(echo "$scenarios" |
 	awk -v s=" $suspicious" 'index(s, " " $1 " ") == 0 && !seen[$1]++ { print $1 }')
 for s in $unlisted; do
