@@ -221,7 +221,8 @@ static void rl_counter_names(struct evsel *evsel, struct rl_evsel_info *info)
 		    !field->field.name || strcmp(field->field.name, info->counter_kind->name))
 			continue;
 		for (sym = arg->symbol.symbols; sym; sym = sym->next) {
-			unsigned long v = sym->value ? strtoul(sym->value, NULL, 0) : RL_NR_KIND_VALUES;
+			unsigned long v = sym->value ? strtoul(sym->value, NULL, 0) :
+					  RL_NR_KIND_VALUES;
 
 			if (v < RL_NR_KIND_VALUES)
 				info->counter_of[v] = refleak_counter__of_kind(sym->str);
@@ -3164,7 +3165,8 @@ static int rl_record(int argc, const char **argv)
 	o.argc = argc;
 	o.argv = argv;
 	if (o.cmd && o.cmd + 1 < argc && strtod(settle, NULL) > 0) {
-		snprintf(linger, sizeof(linger), "--linger=%.0f", strtod(settle, NULL) * MSEC_PER_SEC);
+		snprintf(linger, sizeof(linger), "--linger=%.0f",
+			 strtod(settle, NULL) * MSEC_PER_SEC);
 		o.linger = linger;
 	}
 	o.refs_filter = refs_filter;

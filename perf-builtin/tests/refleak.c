@@ -1100,13 +1100,15 @@ static int test__refleak_anomaly_counter(struct test_suite *test __maybe_unused,
 	ref.time = now += MS;
 	TEST_ASSERT_VAL("get taken", !refleak__ref(rl, &ref));
 	ev = (struct refleak_anomaly_ev){ .time = now += MS, .obj = 0x90000,
-		.type = REFLEAK_ANOMALY_ADD_UAF, .counter = REFLEAK_COUNTER_RCUREF, .caller = SITE_N, };
+		.type = REFLEAK_ANOMALY_ADD_UAF, .counter = REFLEAK_COUNTER_RCUREF,
+		.caller = SITE_N, };
 	TEST_ASSERT_VAL("orphan taken", !refleak__anomaly(rl, &ev));
 	finish(rl, T0 + 10 * SEC);
 
 	g = group_at(rl, SITE_A, REFLEAK_DOUBLE_PUT);
 	TEST_ASSERT_VAL("both types named at one site", g && g->count == 2 &&
-			g->counters == (1 << REFLEAK_COUNTER_FILE_REF | 1 << REFLEAK_COUNTER_REFCOUNT));
+			g->counters == (1 << REFLEAK_COUNTER_FILE_REF |
+					1 << REFLEAK_COUNTER_REFCOUNT));
 	g = group_at(rl, SITE_B, REFLEAK_DOUBLE_PUT);
 	TEST_ASSERT_VAL("none when not said", g && g->count == 1 && !g->counters);
 	g = only_group(rl, REFLEAK_GET_FROM_ZERO);
@@ -1114,7 +1116,8 @@ static int test__refleak_anomaly_counter(struct test_suite *test __maybe_unused,
 	g = group_at(rl, SITE_A, REFLEAK_OUTSTANDING) ?: group_at(rl, SITE_A, REFLEAK_LIKELY_LEAK);
 	TEST_ASSERT_VAL("a get's type", g && g->count == 1 &&
 			g->counters == 1 << REFLEAK_COUNTER_PERCPU_REF);
-	TEST_ASSERT_VAL("names", !strcmp(refleak_counter__name(REFLEAK_COUNTER_FILE_REF), "file_ref_t") &&
+	TEST_ASSERT_VAL("names",
+			!strcmp(refleak_counter__name(REFLEAK_COUNTER_FILE_REF), "file_ref_t") &&
 			refleak_counter__of_kind("file_ref") == REFLEAK_COUNTER_FILE_REF &&
 			refleak_counter__of_kind("percpu_ref") == REFLEAK_COUNTER_PERCPU_REF &&
 			refleak_counter__of_kind("refcount") == REFLEAK_COUNTER_REFCOUNT &&
