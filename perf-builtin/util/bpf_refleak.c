@@ -315,7 +315,7 @@ static const char *rl_function(struct machine *machine, u64 ip)
 	return sym ? sym->name : NULL;
 }
 
-struct rl_stack {
+struct rl_frames {
 	u32	nr;
 	u64	ips[RL_MAX_STACK];
 };
@@ -323,7 +323,7 @@ struct rl_stack {
 struct rl_writer {
 	struct perf_session	*session;
 	struct machine		*machine;
-	struct hashmap		*stacks;	/* stack key -> struct rl_stack */
+	struct hashmap		*stacks;	/* stack key -> struct rl_frames */
 	u64			nr_stacks_lost;	/* keys no longer in the map */
 	int			stacks_fd;
 	int			alloc_stacks_fd;
@@ -363,10 +363,10 @@ static bool rl_machinery(struct rl_writer *w, u64 ip)
 	       strstarts(name, "__traceiter_");
 }
 
-static const struct rl_stack *rl_stack(struct rl_writer *w, u64 key)
+static const struct rl_frames *rl_frames_of(struct rl_writer *w, u64 key)
 {
 	struct rl_bpf_stack taken;
-	struct rl_stack *st;
+	struct rl_frames *st;
 	u32 i, first = 0, nr;
 
 	if (!key)
@@ -464,7 +464,7 @@ static void rl_raw_set_str(struct rl_raw *r, const char *name, const char *s)
 }
 
 static void rl_write_sample(struct rl_writer *w, struct evsel *evsel, u64 time, u32 pid,
-			    u32 tid, u32 cpu, u64 ip, const struct rl_stack *st,
+			    u32 tid, u32 cpu, u64 ip, const struct rl_frames *st,
 			    const void *raw, u32 raw_size)
 {
 	u64 type = evsel->core.attr.sample_type;
@@ -581,7 +581,7 @@ static void rl_write_ev(struct rl_writer *w, const struct rl_bpf_obj *o,
 	if (ev->kind == RL_BPF_CACHE_FREE)
 		rl_raw_set_str(&raw, f->cache, rl_cache_name(w, o->cache, name));
 	rl_write_sample(w, evsel, rl_time_after(w, ev->time), ev->pid, ev->tid, ev->cpu,
-			ev->caller, rl_stack(w, ev->stack), raw.data, raw.size);
+			ev->caller, rl_frames_of(w, ev->stack), raw.data, raw.size);
 }
 
 static void rl_write_alloc(struct rl_writer *w, const struct rl_bpf_obj *o)
@@ -602,7 +602,7 @@ static void rl_write_alloc(struct rl_writer *w, const struct rl_bpf_obj *o)
 	if (o->kind == RL_BPF_CACHE_ALLOC)
 		rl_raw_set_str(&raw, f->cache, rl_cache_name(w, o->cache, name));
 	rl_write_sample(w, evsel, rl_time_after(w, o->time), o->pid, o->tid, o->cpu,
-			o->call_site, rl_stack(w, o->stack), raw.data, raw.size);
+			o->call_site, rl_frames_of(w, o->stack), raw.data, raw.size);
 }
 
 static void rl_write_object(struct rl_writer *w, const struct rl_bpf_obj *o)
@@ -825,7 +825,7 @@ static void rl_write_sites(struct rl_writer *w)
 	if (rl_map_iter_init(&it, skel->maps.sites))
 		w->err = -ENOMEM;
 	while (rl_map_iter_next(w, &it, &k, &v)) {
-		const struct rl_stack *st;
+		const struct rl_frames *st;
 
 		key = k;
 		s = v;
@@ -839,7 +839,7 @@ static void rl_write_sites(struct rl_writer *w)
 		else
 			snprintf(r.rec.cache, sizeof(r.rec.cache), "%s", "kmalloc");
 		r.rec.sum = *s;
-		st = rl_stack(w, key->stack);
+		st = rl_frames_of(w, key->stack);
 		if (st) {
 			r.rec.nr_ips = st->nr;
 			memcpy(r.ips, st->ips, st->nr * sizeof(u64));
