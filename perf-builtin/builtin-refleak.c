@@ -309,13 +309,15 @@ static u32 rl_sample_stack(struct refleak_report *rep, struct perf_sample *sampl
 
 	if (!cc || !cc->nr)
 		return 0;
-	/* the usual chain, the kernel's context and its frames only: used in place */
+	/*
+	 * The usual chain, the kernel's context first: its frames are used in
+	 * place, up to the next context (the user's, never read).
+	 */
 	if (cc->ips[0] == PERF_CONTEXT_KERNEL) {
 		for (i = 1; i < cc->nr && cc->ips[i] < PERF_CONTEXT_MAX; i++)
 			;
-		if (i == cc->nr)
-			return refleak__intern_stack(rep->rl, cc->ips + 1,
-						     min_t(u32, i - 1, ARRAY_SIZE(rep->ips)));
+		return refleak__intern_stack(rep->rl, cc->ips + 1,
+					     min_t(u32, i - 1, ARRAY_SIZE(rep->ips)));
 	}
 	for (i = 0; i < cc->nr && n < ARRAY_SIZE(rep->ips); i++) {
 		u64 ip = cc->ips[i];
@@ -807,15 +809,18 @@ static int process_sample_event(const struct perf_tool *tool,
 	rl_handler_t handler;
 	int err;
 
-	if (evsel && rl_is_bpf_event(evsel)) {
+	if (!evsel)
+		return 0;
+	if (!evsel->handler) {
+		/* -b's records come on the one event without a tracepoint handler */
+		if (!rl_is_bpf_event(evsel))
+			return 0;
 		rep->bpf_recording = true;
 		err = rl_on_bpf_record(rep, sample);
 		if (err)
 			rl_event_error(evsel, sample, err);
 		return err;
 	}
-	if (!evsel || !evsel->handler)
-		return 0;
 	info = evsel->priv;
 	if (!info) {
 		ev = rl_event_of(evsel);

@@ -269,6 +269,7 @@ struct refleak_object {
 struct refleak_site;
 struct refleak_refs_site;
 struct refleak_refs_group;
+struct rl_offsets;
 
 struct refleak_stack_count {
 	u32	id;
@@ -342,6 +343,8 @@ struct refleak_site {
 	bool			refs_traced;
 	/* what the balanced objects taught the pairing (refleak-refs.c's) */
 	struct refleak_refs_site *refs;
+	/* the offsets of the final puts seen in its cache's objects */
+	struct rl_offsets	*cache_offsets;
 	struct refleak_group	*groups[REFLEAK_NR_CLASSES];
 	struct refleak_site	*next;		/* hash chain / list */
 };
