@@ -1572,19 +1572,28 @@ static void rl_print_evidence(FILE *fp, struct refleak_group *g)
 		fputc('\n', fp);
 }
 
+/* the counter types of @mask, each in @fmt, separated by ", " */
+static void rl_fprint_counters(FILE *fp, u8 mask, const char *fmt)
+{
+	int c, n = 0;
+
+	for (c = 0; c < REFLEAK_NR_COUNTERS; c++) {
+		if (!(mask & (1 << c)))
+			continue;
+		if (n++)
+			fputs(", ", fp);
+		fprintf(fp, fmt, refleak_counter__name(c));
+	}
+}
+
 /* the counter types a finding's anomalies, gets and puts named */
 static void rl_print_counters(FILE *fp, struct refleak_group *g)
 {
-	int c, first = 1;
-
-	for (c = 0; c < REFLEAK_NR_COUNTERS; c++) {
-		if (!(g->counters & (1 << c)))
-			continue;
-		fprintf(fp, "%s%s", first ? "      counter: " : ", ", refleak_counter__name(c));
-		first = 0;
-	}
-	if (!first)
-		fputc('\n', fp);
+	if (!g->counters)
+		return;
+	fputs("      counter: ", fp);
+	rl_fprint_counters(fp, g->counters, "%s");
+	fputc('\n', fp);
 }
 
 /* a class's title and column heads */
@@ -2092,12 +2101,8 @@ static void json_finding(struct refleak_report *rep, FILE *fp, const struct refl
 	if (f->class == REFLEAK_LIKELY_LEAK)
 		json_evidence(fp, g);
 	if (g->counters) {
-		int c, n = 0;
-
 		fprintf(fp, ", \"counters\": [");
-		for (c = 0; c < REFLEAK_NR_COUNTERS; c++)
-			if (g->counters & (1 << c))
-				fprintf(fp, "%s\"%s\"", n++ ? ", " : "", refleak_counter__name(c));
+		rl_fprint_counters(fp, g->counters, "\"%s\"");
 		fprintf(fp, "]");
 	}
 	if (f->held_by) {

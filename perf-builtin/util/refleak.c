@@ -327,6 +327,13 @@ const char *refleak_counter__name(enum refleak_counter counter)
 	return counter < REFLEAK_NR_COUNTERS ? counter_names[counter] : counter_names[0];
 }
 
+/* a counter type's bit in the counters masks; none for an unknown type */
+static u8 rl_counter_bit(enum refleak_counter counter)
+{
+	return counter > REFLEAK_COUNTER_UNKNOWN && counter < REFLEAK_NR_COUNTERS ?
+	       1 << counter : 0;
+}
+
 /* ref_trace's kind values print as the type without its "_t" */
 enum refleak_counter refleak_counter__of_kind(const char *kind)
 {
@@ -1690,8 +1697,7 @@ static int rl_anomaly_orphan(struct refleak *rl, const struct refleak_anomaly_ev
 	if (!g)
 		return -ENOMEM;
 	g->count++;
-	if (ev->counter && ev->counter < REFLEAK_NR_COUNTERS)
-		g->counters |= 1 << ev->counter;
+	g->counters |= rl_counter_bit(ev->counter);
 	rl_group__add_stack(g, REFLEAK_STACK_PUT, ev->stack);
 	if (rl_lost_overlap(rl, ev->time, ev->time))
 		g->nr_uncertain++;
@@ -1710,8 +1716,7 @@ int refleak__anomaly(struct refleak *rl, const struct refleak_anomaly_ev *ev)
 	o = rl_live_find(rl, ev->obj);
 	if (o) {
 		/* a saturated counter reports every later put: keep the first */
-		if (ev->counter && ev->counter < REFLEAK_NR_COUNTERS)
-			o->counters |= 1 << ev->counter;
+		o->counters |= rl_counter_bit(ev->counter);
 		if (!o->anomaly) {
 			o->anomaly = ev->type + 1;
 			o->anomaly_ns = ev->time;
@@ -1747,8 +1752,7 @@ int refleak__ref(struct refleak *rl, const struct refleak_ref_ev *ev)
 		rl->stats.nr_unmatched_ref++;
 		return 0;
 	}
-	if (ev->counter && ev->counter < REFLEAK_NR_COUNTERS)
-		o->counters |= 1 << ev->counter;
+	o->counters |= rl_counter_bit(ev->counter);
 	if (!rl_cache_traced(rl, o->site->cache)) {
 		err = hashmap__set(rl->traced_caches, (long)o->site->cache, RL_CACHE_TRACED,
 				   NULL, NULL);
