@@ -694,9 +694,9 @@ static void rl_site_learn(struct refleak *rl, struct refleak_site *site, u64 off
 		site->offset_mixed = true;
 	}
 	/* every birth and final put comes here: the cache's offsets looked up once */
+	if (!site->cache_offsets)
+		site->cache_offsets = rl_cache_offsets(rl, site->cache, true);
 	offs = site->cache_offsets;
-	if (!offs)
-		offs = site->cache_offsets = rl_cache_offsets(rl, site->cache, true);
 	if (offs)
 		rl_offsets_add(offs, offset, site->cache);
 	rl_offsets_add(&rl->all_offsets, offset, site->cache);
