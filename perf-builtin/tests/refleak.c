@@ -2129,6 +2129,73 @@ static int test__refleak_refs_birth_only(struct test_suite *test __maybe_unused,
 	return TEST_OK;
 }
 
+/*
+ * A counter its objects are freed holding, as net_device's dev_refcnt:
+ * its birth is never put (free_netdev() frees), while the object's other
+ * counter (its kobject's) reaches zero.  A lookup's get and put in one
+ * call pair by scope; a leaked object also holds the get of a call that
+ * forgot its put.  The birth, which every balanced object still held at
+ * its free, is no reference never put: the forgotten get is named alone,
+ * with certainty.  Without balanced objects both are listed.
+ */
+static int test__refleak_refs_held_at_free(struct test_suite *test __maybe_unused,
+					   int subtest __maybe_unused)
+{
+	const u64 root = FN(1), ep = FN(2), create = FN(3), use = FN(4), lookup = FN(5),
+		  sys_c = FN(6), lookup2 = FN(7), destroy = FN(8), kinit = FN(9);
+	int round, i;
+
+	for (round = 0; round < 2; round++) {
+		struct refleak *rl = new_refs_engine();
+		u32 s_birth, s_kbirth, s_get, s_put, s_forgot, s_kput;
+		struct refleak_unput *u;
+		struct refleak_group *g;
+		u64 now = T0;
+
+		TEST_ASSERT_VAL("engine", rl);
+		s_birth = stack_of(rl, create + 0x10, ep + 0x10, root + 0x10, 0);
+		s_kbirth = stack_of(rl, kinit + 0x10, create + 0x20, ep + 0x10, root + 0x10);
+		s_get = stack_of(rl, lookup + 0x10, use + 0x10, ep + 0x20, root + 0x10);
+		s_put = stack_of(rl, use + 0x30, ep + 0x20, root + 0x10, 0);
+		s_forgot = stack_of(rl, lookup2 + 0x10, sys_c + 0x10, root + 0x20, 0);
+		s_kput = stack_of(rl, destroy + 0x10, ep + 0x30, root + 0x10, 0);
+		for (i = 0; i < 8; i++) {
+			u64 obj = 0x600000 + i * 0x1000, ref = obj + 8, kref = obj + 0x40;
+			bool leak = i % 2;
+
+			/* round 1: no balanced object to learn from */
+			if (round == 1 && !leak)
+				continue;
+			ev_alloc_pid(rl, now += MS, obj, SITE_L, 1, 100);
+			ev_set_at(rl, now += MS, ref, 1, s_birth);
+			ev_set_at(rl, now += MS, kref, 1, s_kbirth);
+			ev_ref(rl, now += MS, ref, 1, 1, s_get);
+			ev_ref(rl, now += MS, ref, 2, -1, s_put);
+			if (leak)
+				ev_ref(rl, now += MS, ref, 1, 1, s_forgot);
+			ev_put(rl, now += MS, kref, s_kput);
+			if (!leak)
+				ev_free(rl, now += MS, obj, "c", 0);
+		}
+		refleak__exit(rl, 100, now += MS);
+		finish(rl, now + 5 * SEC);
+
+		g = only_group(rl, REFLEAK_OUTSTANDING);
+		u = only_unput(g);
+		TEST_ASSERT_VAL("one list for the four kept", g && g->count == 4 &&
+				u && u->nr_objects == 4);
+		if (round == 0)
+			TEST_ASSERT_VAL("the forgotten get alone, certain",
+					u->certain && u->refs == 1 && u->nr_stacks == 1 &&
+					u->stacks[0].stack == s_forgot);
+		else
+			TEST_ASSERT_VAL("nothing learned: the birth listed too",
+					u->refs == 2 && u->nr_stacks == 2);
+		refleak__delete(rl);
+	}
+	return TEST_OK;
+}
+
 static struct test_case tests__refleak[] = {
 	TEST_CASE("balanced object", refleak_balanced),
 	TEST_CASE("one object per class", refleak_classes),
@@ -2171,6 +2238,8 @@ static struct test_case tests__refleak[] = {
 		  refleak_refs_balanced_shape),
 	TEST_CASE("refs: a counter never got nor put, in a cache the recording followed",
 		  refleak_refs_birth_only),
+	TEST_CASE("refs: what balanced objects hold at their free is not a leak",
+		  refleak_refs_held_at_free),
 	{ .name = NULL, }
 };
 

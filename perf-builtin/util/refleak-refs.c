@@ -34,6 +34,11 @@
  *      over are the references never put: certain when no open put is left
  *      over either.  The shape that explains the most puts is used; two
  *      different shapes explaining as many leave the result undecided.
+ *      A balanced object freed still holding references (net_device's
+ *      dev_refcnt keeps its birth: free_netdev() frees it, no put reaches
+ *      zero) has a shape too, whatever rules 1 to 3 decided: what it held
+ *      at its free is no reference never put, and is taken out of a leaked
+ *      object's references the same way.
  *
  * An error path that forgot a put leaves exactly this: the objects that
  * took the normal path show which puts balance the other gets.  When rule
@@ -146,6 +151,8 @@ struct rl_open_ref {
 struct rl_shape {
 	u64			hash;
 	u32			nr_puts;
+	/* gets less puts: what a balanced object still held when it was freed */
+	s64			held;
 	u32			nr;
 	struct rl_open_ref	e[];
 };
@@ -688,8 +695,11 @@ static void rl_learn_shape(struct refleak_site *site, const struct rl_pairing *p
 		shapes->overflow = true;	/* a shape missing could change an answer */
 		return;
 	}
-	for (i = 0; i < nr; i++)
+	sh->held = 0;
+	for (i = 0; i < nr; i++) {
 		puts += e[i].put ? e[i].n : 0;
+		sh->held += e[i].put ? -(s64)e[i].n : e[i].n;
+	}
 	sh->hash = hash;
 	sh->nr_puts = puts;
 	sh->nr = nr;
@@ -705,10 +715,16 @@ void refleak_refs__learn(struct refleak_stacks *st, struct refleak_site *site,
 	if (!l || l->truncated || l->inconsistent)
 		return;
 	rl_pair_ledger(st, site, l, &pr, true);
-	if (!pr.ambiguous)
+	/*
+	 * A counter freed still holding references (net_device's dev_refcnt
+	 * keeps its birth: free_netdev() frees, no put reaches zero) teaches
+	 * what its site's objects hold at their free, as an ambiguous
+	 * pairing teaches what its rules could not decide.
+	 */
+	if (!pr.ambiguous && !refleak_ledger__held(l))
 		return;
 	rl_pair_ledger(st, NULL, l, &pr, false);
-	if (pr.ambiguous && !pr.overflow)
+	if ((pr.ambiguous || refleak_ledger__held(l)) && !pr.overflow)
 		rl_learn_shape(site, &pr);
 }
 
@@ -802,7 +818,7 @@ static int rl_shape__subtract(const struct rl_shape *sh, const struct rl_open_re
  * no shape (or no single one) explains any.
  */
 static int rl_balanced_shape(const struct refleak_site *site, const struct rl_pairing *pr,
-			     struct rl_open_ref *left)
+			     struct rl_open_ref *left, s64 *held)
 {
 	struct rl_open_ref e[RL_UNITS_MAX + RL_OPEN_MAX], tmp[RL_UNITS_MAX + RL_OPEN_MAX];
 	const struct rl_shapes *shapes = site->refs ? site->refs->shapes : NULL;
@@ -815,7 +831,7 @@ static int rl_balanced_shape(const struct refleak_site *site, const struct rl_pa
 	for (i = 0; i < shapes->nr; i++) {
 		const struct rl_shape *sh = shapes->shape[i];
 
-		if (!sh->nr_puts || sh->nr_puts < best_puts)
+		if ((!sh->nr_puts && !sh->held) || sh->nr_puts < best_puts)
 			continue;
 		k = rl_shape__subtract(sh, e, nr, tmp);
 		if (k < 0)
@@ -826,9 +842,22 @@ static int rl_balanced_shape(const struct refleak_site *site, const struct rl_pa
 		}
 		nr_best++;
 		best_nr = k;
+		*held = sh->held;
 		memcpy(left, tmp, k * sizeof(*tmp));
 	}
 	return nr_best == 1 ? best_nr : -1;
+}
+
+/* some balanced object of @site still held references when it was freed */
+static bool rl_site_holds_at_free(const struct refleak_site *site)
+{
+	const struct rl_shapes *shapes = site->refs ? site->refs->shapes : NULL;
+	u32 i;
+
+	for (i = 0; shapes && i < shapes->nr; i++)
+		if (shapes->shape[i]->held > 0)
+			return true;
+	return false;
 }
 
 static int unput_stack_cmp(const void *a, const void *b)
@@ -976,12 +1005,12 @@ static struct refleak_unput *rl_unput__by_shape(struct refleak_stacks *st,
 	struct rl_open_ref left[RL_UNITS_MAX + RL_OPEN_MAX];
 	struct refleak_unput *u;
 	struct rl_pairing pr;
-	s64 gets = 0, puts = 0;
+	s64 gets = 0, puts = 0, held = 0;
 	int nr, i;
 	u32 k;
 
 	rl_pair_ledger(st, NULL, l, &pr, false);
-	nr = rl_balanced_shape(site, &pr, left);
+	nr = rl_balanced_shape(site, &pr, left, &held);
 	if (nr <= 0)
 		return NULL;
 	for (i = 0; i < nr; i++) {
@@ -990,13 +1019,14 @@ static struct refleak_unput *rl_unput__by_shape(struct refleak_stacks *st,
 		else
 			gets += left[i].n;
 	}
-	if (gets - puts != refs || pr.excess)
+	if (gets - puts != refs - held || pr.excess)
 		return NULL;	/* the counts do not add up: keep what rules 1-3 say */
 	u = zalloc(sizeof(*u) + nr * sizeof(u->stacks[0]));
 	if (!u)
 		return NULL;
 	u->nr_objects = 1;
-	u->refs = refs;
+	/* what the site's objects still hold when freed is not a reference never put */
+	u->refs = refs - held;
 	u->certain = !puts;
 	/* references from before the recording, even if a shape explains them */
 	for (k = 0; k < pr.nr; k++)
@@ -1060,7 +1090,8 @@ int refleak_refs__name(struct refleak_stacks *st, struct refleak_group *g,
 	if (refs <= 0)
 		return 0;	/* every reference was put: the counter was not the leak */
 
-	u = pr.ambiguous ? rl_unput__by_shape(st, g->site, l, refs) : NULL;
+	u = pr.ambiguous || rl_site_holds_at_free(g->site) ?
+	    rl_unput__by_shape(st, g->site, l, refs) : NULL;
 	if (!u)
 		u = rl_unput__by_rules(&pr, refs, n);
 	if (!u)
