@@ -169,6 +169,8 @@ struct refleak_refs_site {
 	struct hashmap		*pairs;
 	/* what the rules left open (rule 4) */
 	struct rl_shapes	*shapes;
+	/* one of those shapes held references at its object's free */
+	bool			held_at_free;
 	/* balanced objects with several counters: which reached zero first */
 	struct {
 		u32		offset;
@@ -700,6 +702,7 @@ static void rl_learn_shape(struct refleak_site *site, const struct rl_pairing *p
 		puts += e[i].put ? e[i].n : 0;
 		sh->held += e[i].put ? -(s64)e[i].n : e[i].n;
 	}
+	refs->held_at_free |= sh->held > 0;
 	sh->hash = hash;
 	sh->nr_puts = puts;
 	sh->nr = nr;
@@ -846,18 +849,6 @@ static int rl_balanced_shape(const struct refleak_site *site, const struct rl_pa
 		memcpy(left, tmp, k * sizeof(*tmp));
 	}
 	return nr_best == 1 ? best_nr : -1;
-}
-
-/* some balanced object of @site still held references when it was freed */
-static bool rl_site_holds_at_free(const struct refleak_site *site)
-{
-	const struct rl_shapes *shapes = site->refs ? site->refs->shapes : NULL;
-	u32 i;
-
-	for (i = 0; shapes && i < shapes->nr; i++)
-		if (shapes->shape[i]->held > 0)
-			return true;
-	return false;
 }
 
 static int unput_stack_cmp(const void *a, const void *b)
@@ -1090,7 +1081,7 @@ int refleak_refs__name(struct refleak_stacks *st, struct refleak_group *g,
 	if (refs <= 0)
 		return 0;	/* every reference was put: the counter was not the leak */
 
-	u = pr.ambiguous || rl_site_holds_at_free(g->site) ?
+	u = pr.ambiguous || (g->site->refs && g->site->refs->held_at_free) ?
 	    rl_unput__by_shape(st, g->site, l, refs) : NULL;
 	if (!u)
 		u = rl_unput__by_rules(&pr, refs, n);
