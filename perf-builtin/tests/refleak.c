@@ -2136,7 +2136,9 @@ static int test__refleak_refs_birth_only(struct test_suite *test __maybe_unused,
  * call pair by scope; a leaked object also holds the get of a call that
  * forgot its put.  The birth, which every balanced object still held at
  * its free, is no reference never put: the forgotten get is named alone,
- * with certainty.  Without balanced objects both are listed.
+ * with certainty, and they are likely leaks: they got the put that was
+ * the balanced objects' last (past_last_put).  Without balanced objects
+ * both are listed, and the objects are only outstanding.
  */
 static int test__refleak_refs_held_at_free(struct test_suite *test __maybe_unused,
 					   int subtest __maybe_unused)
@@ -2180,7 +2182,8 @@ static int test__refleak_refs_held_at_free(struct test_suite *test __maybe_unuse
 		refleak__exit(rl, 100, now += MS);
 		finish(rl, now + 5 * SEC);
 
-		g = only_group(rl, REFLEAK_OUTSTANDING);
+		/* past the balanced objects' last put (s_put) only with them */
+		g = only_group(rl, round == 0 ? REFLEAK_LIKELY_LEAK : REFLEAK_OUTSTANDING);
 		u = only_unput(g);
 		TEST_ASSERT_VAL("one list for the four kept", g && g->count == 4 &&
 				u && u->nr_objects == 4);
@@ -2191,6 +2194,103 @@ static int test__refleak_refs_held_at_free(struct test_suite *test __maybe_unuse
 		else
 			TEST_ASSERT_VAL("nothing learned: the birth listed too",
 					u->refs == 2 && u->nr_stacks == 2);
+		refleak__delete(rl);
+	}
+	return TEST_OK;
+}
+
+/*
+ * past_last_put: balanced objects of a site end with one put (a teardown
+ * path's); objects that got it and still hold a reference a call forgot
+ * are likely leaks, whoever allocated them and though that process still
+ * runs.  Not when the put also came before the last in one balanced
+ * object (a put that may leave holders), not when it came less than
+ * min-age before the end, and not without gets and puts recorded.
+ */
+static int test__refleak_past_last_put(struct test_suite *test __maybe_unused,
+				       int subtest __maybe_unused)
+{
+	const u64 root = FN(1), ep = FN(2), create = FN(3), lookup = FN(5),
+		  sys_c = FN(6), teardown = FN(8), other = FN(9);
+	enum { PLAIN, NOT_ALWAYS_LAST, TOO_RECENT, NOT_TRACED, NR_ROUNDS };
+	int round, i;
+
+	for (round = 0; round < NR_ROUNDS; round++) {
+		struct refleak *rl = new_refs_engine();
+		u32 s_birth, s_forgot, s_end, s_other, s_alloc, s_alloc_leak;
+		bool traced = round != NOT_TRACED;
+		const struct refleak_stats *stats;
+		struct refleak_group *g;
+		u64 now = T0, end;
+
+		TEST_ASSERT_VAL("engine", rl);
+		s_birth = stack_of(rl, create + 0x10, ep + 0x10, root + 0x10, 0);
+		s_forgot = stack_of(rl, lookup + 0x10, sys_c + 0x10, root + 0x20, 0);
+		s_end = stack_of(rl, teardown + 0x10, ep + 0x30, root + 0x10, 0);
+		s_other = stack_of(rl, other + 0x10, ep + 0x40, root + 0x10, 0);
+		/* apart, so that no sibling dies young at the leaked ones' stack */
+		s_alloc = stack_of(rl, ep + 0x50, root + 0x30, 0, 0);
+		s_alloc_leak = stack_of(rl, sys_c + 0x50, root + 0x40, 0, 0);
+		for (i = 0; i < 8; i++) {
+			u64 obj = 0x700000 + i * 0x1000, ref = obj + 8;
+			bool leak = i % 2;
+
+			/* pid 100 allocates them all and never exits */
+			ev_alloc_pid(rl, now += MS, obj, SITE_L,
+				     leak ? s_alloc_leak : s_alloc, 100);
+			ev_set_at(rl, now += MS, ref, 1, s_birth);
+			if (!traced) {
+				/* no gets and puts recorded: births and final puts only */
+				if (!leak) {
+					ev_put(rl, now += MS, ref, s_end);
+					ev_free(rl, now += MS, obj, "c", 0);
+				}
+				continue;
+			}
+			ev_ref(rl, now += MS, ref, 1, 1, s_other);
+			if (leak)
+				ev_ref(rl, now += MS, ref, 2, 1, s_forgot);
+			if (round == NOT_ALWAYS_LAST && i == 0) {
+				/* here the teardown put leaves one: not always the last */
+				ev_ref(rl, now += MS, ref, 2, -1, s_end);
+				ev_put(rl, now += MS, ref, s_other);
+			} else if (leak && round == TOO_RECENT) {
+				continue;
+			} else {
+				ev_ref(rl, now += MS, ref, leak ? 3 : 2, -1, s_other);
+				if (leak)
+					ev_ref(rl, now += MS, ref, 2, -1, s_end);
+				else
+					ev_put(rl, now += MS, ref, s_end);
+			}
+			if (!leak)
+				ev_free(rl, now += MS, obj, "c", 0);
+		}
+		end = now + 5 * SEC;
+		if (round == TOO_RECENT) {
+			/* the leaked objects' teardown, less than min-age before the end */
+			now = end - REFLEAK_DEFAULT_MIN_AGE_NS / 2;
+			for (i = 1; i < 8; i += 2) {
+				u64 ref = 0x700000 + i * 0x1000 + 8;
+
+				ev_ref(rl, now += MS, ref, 3, -1, s_other);
+				ev_ref(rl, now += MS, ref, 2, -1, s_end);
+			}
+		}
+		stats = finish(rl, end);
+		g = only_group(rl, REFLEAK_LIKELY_LEAK);
+		if (round == PLAIN) {
+			TEST_ASSERT_VAL("likely, past the last put", g && g->count == 4 &&
+					g->nr_evidence[REFLEAK_EVIDENCE_PAST_LAST_PUT] == 4);
+			TEST_ASSERT_VAL("no other evidence",
+					!g->nr_evidence[REFLEAK_EVIDENCE_OWNER_EXITED] &&
+					!g->nr_evidence[REFLEAK_EVIDENCE_SIBLINGS_DIED]);
+		} else {
+			TEST_ASSERT_VAL("not likely",
+					!g && stats->class_count[REFLEAK_LIKELY_LEAK] == 0);
+			TEST_ASSERT_VAL("outstanding",
+					stats->class_count[REFLEAK_OUTSTANDING] == 4);
+		}
 		refleak__delete(rl);
 	}
 	return TEST_OK;
@@ -2240,6 +2340,8 @@ static struct test_case tests__refleak[] = {
 		  refleak_refs_birth_only),
 	TEST_CASE("refs: what balanced objects hold at their free is not a leak",
 		  refleak_refs_held_at_free),
+	TEST_CASE("likely leaks: past the put that ended the site's balanced objects",
+		  refleak_past_last_put),
 	{ .name = NULL, }
 };
 

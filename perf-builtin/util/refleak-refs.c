@@ -100,10 +100,13 @@
 #define RL_SHAPES_MAX		64
 /* counters of one object followed; the events of more are ignored */
 #define RL_LEDGERS_MAX		4
+/* a put stack of the site's last_puts that also put before the last */
+#define RL_NOT_LAST		(-1L)
 
 struct rl_ledger_entry {
 	u32	stack;
 	s32	delta;
+	u64	time;		/* 0: not known */
 };
 
 struct refleak_ledger {
@@ -171,6 +174,8 @@ struct refleak_refs_site {
 	struct rl_shapes	*shapes;
 	/* one of those shapes held references at its object's free */
 	bool			held_at_free;
+	/* (counter offset, put stack key) -> balanced objects it was the last put of */
+	struct hashmap		*last_puts;
 	/* balanced objects with several counters: which reached zero first */
 	struct {
 		u32		offset;
@@ -192,7 +197,7 @@ static struct refleak_refs_site *rl_site_refs(struct refleak_site *site)
 	return site->refs;
 }
 
-static int refleak_ledger__push(struct refleak_ledger *l, u32 stack, s32 delta)
+static int refleak_ledger__push(struct refleak_ledger *l, u32 stack, s32 delta, u64 time)
 {
 	if (l->nr == RL_LEDGER_MAX) {
 		l->truncated = true;
@@ -209,6 +214,7 @@ static int refleak_ledger__push(struct refleak_ledger *l, u32 stack, s32 delta)
 	}
 	l->e[l->nr].stack = stack;
 	l->e[l->nr].delta = delta;
+	l->e[l->nr].time = time;
 	l->nr++;
 	return 0;
 }
@@ -244,7 +250,8 @@ static int refleak_ledger__of(struct refleak_ledger **lp, u32 offset, struct ref
 	return *lp ? 0 : -ENOMEM;
 }
 
-int refleak_ledger__birth(struct refleak_ledger **lp, u32 offset, u32 stack, s32 count)
+int refleak_ledger__birth(struct refleak_ledger **lp, u32 offset, u32 stack, s32 count,
+			  u64 time)
 {
 	struct refleak_ledger *l;
 	int err = count > 0 ? refleak_ledger__of(lp, offset, &l) : 1;
@@ -252,10 +259,11 @@ int refleak_ledger__birth(struct refleak_ledger **lp, u32 offset, u32 stack, s32
 	if (err)
 		return err < 0 ? err : 0;
 	l->count += count;
-	return refleak_ledger__push(l, stack, count);
+	return refleak_ledger__push(l, stack, count, time);
 }
 
-int refleak_ledger__ref(struct refleak_ledger **lp, u32 offset, u32 stack, s32 old, s32 delta)
+int refleak_ledger__ref(struct refleak_ledger **lp, u32 offset, u32 stack, s32 old, s32 delta,
+			u64 time)
 {
 	struct refleak_ledger *l;
 	int err = refleak_ledger__of(lp, offset, &l);
@@ -264,17 +272,17 @@ int refleak_ledger__ref(struct refleak_ledger **lp, u32 offset, u32 stack, s32 o
 		return err;
 	if (old > l->count) {
 		/* references the events never showed taken: stack 0 */
-		err = refleak_ledger__push(l, 0, old - l->count);
+		err = refleak_ledger__push(l, 0, old - l->count, 0);
 		if (err)
 			return err;
 	} else if (old < l->count) {
 		l->inconsistent = true;		/* a put was missed */
 	}
 	l->count = old + delta;
-	return refleak_ledger__push(l, stack, delta);
+	return refleak_ledger__push(l, stack, delta, time);
 }
 
-int refleak_ledger__final(struct refleak_ledger *l, u32 offset, u32 stack)
+int refleak_ledger__final(struct refleak_ledger *l, u32 offset, u32 stack, u64 time)
 {
 	const struct refleak_ledger *k;
 	u8 order = 1;
@@ -291,7 +299,7 @@ int refleak_ledger__final(struct refleak_ledger *l, u32 offset, u32 stack)
 		l->zero_order = order;
 	held = l->count > 0 ? l->count : 1;
 	l->count = 0;
-	return refleak_ledger__push(l, stack, -held);
+	return refleak_ledger__push(l, stack, -held, time);
 }
 
 void refleak_ledger__delete(struct refleak_ledger *l)
@@ -710,6 +718,75 @@ static void rl_learn_shape(struct refleak_site *site, const struct rl_pairing *p
 	shapes->shape[shapes->nr++] = sh;
 }
 
+static long rl_last_put_key(struct refleak_stacks *st, const struct refleak_ledger *l, u32 stack)
+{
+	return (long)(rl_stack_key(st, stack) ^ ((u64)l->offset * 0x9e3779b97f4a7c15ULL));
+}
+
+/*
+ * The last put of a balanced object's counter (the final one, or the one
+ * that left what it held at its free) counts for its put stack, as long as
+ * that stack never put anything else in a balanced object: then it is the
+ * put that ends the site's objects.
+ */
+static void rl_learn_last_put(struct refleak_stacks *st, struct refleak_site *site,
+			      const struct refleak_ledger *l)
+{
+	struct refleak_refs_site *refs = rl_site_refs(site);
+	bool seen_last = false;
+	u32 i;
+
+	if (!refs)
+		return;
+	if (!refs->last_puts) {
+		refs->last_puts = hashmap__new(site_pair_hash, site_pair_equal, NULL);
+		if (IS_ERR(refs->last_puts)) {
+			refs->last_puts = NULL;
+			return;
+		}
+	}
+	for (i = l->nr; i-- > 0;) {
+		const struct rl_ledger_entry *e = &l->e[i];
+		long key, n = 0;
+
+		if (e->delta >= 0 || !e->stack)
+			continue;
+		key = rl_last_put_key(st, l, e->stack);
+		hashmap__find(refs->last_puts, key, &n);
+		if (seen_last)
+			n = RL_NOT_LAST;
+		else if (n != RL_NOT_LAST)
+			n++;
+		seen_last = true;
+		hashmap__set(refs->last_puts, key, n, NULL, NULL);
+	}
+}
+
+bool refleak_refs__past_last_put(struct refleak_stacks *st, const struct refleak_site *site,
+				 const struct refleak_ledger *l, u32 min_objects, u64 before_ns)
+{
+	const struct refleak_ledger *k;
+	u32 i;
+
+	if (!site->refs || !site->refs->last_puts)
+		return false;
+	for (k = l; k; k = k->next) {
+		if (k->count <= 0 || k->truncated || k->inconsistent)
+			continue;
+		for (i = 0; i < k->nr; i++) {
+			const struct rl_ledger_entry *e = &k->e[i];
+			long n = 0;
+
+			if (e->delta >= 0 || !e->stack || !e->time || e->time > before_ns)
+				continue;
+			hashmap__find(site->refs->last_puts, rl_last_put_key(st, k, e->stack), &n);
+			if (n >= (long)min_objects)
+				return true;
+		}
+	}
+	return false;
+}
+
 void refleak_refs__learn(struct refleak_stacks *st, struct refleak_site *site,
 			 const struct refleak_ledger *l)
 {
@@ -717,6 +794,7 @@ void refleak_refs__learn(struct refleak_stacks *st, struct refleak_site *site,
 
 	if (!l || l->truncated || l->inconsistent)
 		return;
+	rl_learn_last_put(st, site, l);
 	rl_pair_ledger(st, site, l, &pr, true);
 	/*
 	 * A counter freed still holding references (net_device's dev_refcnt
@@ -1165,6 +1243,7 @@ void refleak_refs__site_exit(struct refleak_site *site)
 	if (!site->refs)
 		return;
 	hashmap__free(site->refs->pairs);
+	hashmap__free(site->refs->last_puts);
 	for (i = 0; site->refs->shapes && i < site->refs->shapes->nr; i++)
 		free(site->refs->shapes->shape[i]);
 	free(site->refs->shapes);

@@ -18,8 +18,12 @@ struct refleak_group;
 struct refleak_unput;
 struct refleak_ledger;
 
-/* the counter at @offset in the object was born holding @count references */
-int refleak_ledger__birth(struct refleak_ledger **lp, u32 offset, u32 stack, s32 count);
+/*
+ * The counter at @offset in the object was born holding @count references.
+ * Every event has its @time; 0 when not known.
+ */
+int refleak_ledger__birth(struct refleak_ledger **lp, u32 offset, u32 stack, s32 count,
+			  u64 time);
 /*
  * A get (delta > 0) or a put that left references (delta < 0) on the
  * counter at @offset, which held @old references before.  The first event
@@ -27,9 +31,10 @@ int refleak_ledger__birth(struct refleak_ledger **lp, u32 offset, u32 stack, s32
  * of the object's other counters (a few: the events of more return 1 and
  * are ignored).
  */
-int refleak_ledger__ref(struct refleak_ledger **lp, u32 offset, u32 stack, s32 old, s32 delta);
+int refleak_ledger__ref(struct refleak_ledger **lp, u32 offset, u32 stack, s32 old, s32 delta,
+			u64 time);
 /* the counter at @offset reached zero: a put of everything it still held */
-int refleak_ledger__final(struct refleak_ledger *l, u32 offset, u32 stack);
+int refleak_ledger__final(struct refleak_ledger *l, u32 offset, u32 stack, u64 time);
 void refleak_ledger__delete(struct refleak_ledger *l);
 /* the counter still holds references, by its events */
 bool refleak_ledger__held(const struct refleak_ledger *l);
@@ -44,6 +49,14 @@ void refleak_refs__learn(struct refleak_stacks *st, struct refleak_site *site,
  * which of them reached zero first.
  */
 void refleak_refs__learn_order(struct refleak_site *site, const struct refleak_ledger *l);
+/*
+ * A live object's counter @l (chained) got a put, by @before_ns, at a
+ * stack that was the last put of at least @min_objects balanced objects
+ * of @site and never put anything before their last, and still holds
+ * references: see refleak-refs.c.
+ */
+bool refleak_refs__past_last_put(struct refleak_stacks *st, const struct refleak_site *site,
+				 const struct refleak_ledger *l, u32 min_objects, u64 before_ns);
 /*
  * The counter whose references an object of a finding kept, of its
  * ledgers @l: see refleak-refs.c.

@@ -276,6 +276,7 @@ static const char * const evidence_names[REFLEAK_NR_EVIDENCE] = {
 	[REFLEAK_EVIDENCE_OWNER_EXITED]	 = "owner_exited",
 	[REFLEAK_EVIDENCE_SIBLINGS_DIED] = "siblings_died",
 	[REFLEAK_EVIDENCE_COUNTER_LEFT]	 = "counter_left",
+	[REFLEAK_EVIDENCE_PAST_LAST_PUT] = "past_last_put",
 };
 
 static const char * const stack_kind_names[REFLEAK_NR_STACK_KINDS] = {
@@ -993,11 +994,11 @@ static void rl_refs_retire(struct refleak *rl, struct rl_obj *o, struct refleak_
 	if (!o->ledger && o->set_count > 0 && rl_cache_traced(rl, o->site->cache)) {
 		/* no get or put on this object: its birth and final put */
 		if (refleak_ledger__birth(&o->ledger, o->set_offset, o->set_stack,
-					  o->set_count) < 0)
+					  o->set_count, 0) < 0)
 			return;
 		if (o->nr_puts && o->put_ref == o->start + o->set_offset)
 			refleak_ledger__final(o->ledger, o->set_offset,
-					      o->stack[REFLEAK_STACK_PUT]);
+					      o->stack[REFLEAK_STACK_PUT], o->put_ns);
 	}
 	if (!o->ledger)
 		return;
@@ -1571,7 +1572,7 @@ int refleak__final_put(struct refleak *rl, const struct refleak_put_ev *ev)
 		if (ctr)
 			ctr->state = RL_CTR_ZERO;
 		if (o->ledger &&
-		    refleak_ledger__final(o->ledger, ev->obj - o->start, ev->stack) < 0)
+		    refleak_ledger__final(o->ledger, ev->obj - o->start, ev->stack, ev->time) < 0)
 			return -ENOMEM;
 		o->last_put_ns = ev->time;
 		if (o->nr_puts == 0) {
@@ -1657,11 +1658,12 @@ int refleak__set(struct refleak *rl, const struct refleak_set_ev *ev)
 		o->set_offset = ev->obj - o->start;
 		o->set_count = ev->count > INT_MAX ? INT_MAX : ev->count;
 		if (rl_cache_traced(rl, o->site->cache) &&
-		    refleak_ledger__birth(&o->ledger, o->set_offset, ev->stack, o->set_count) < 0)
+		    refleak_ledger__birth(&o->ledger, o->set_offset, ev->stack, o->set_count,
+					  ev->time) < 0)
 			return -ENOMEM;
 	} else if (ev->obj - o->start != o->set_offset && rl_cache_traced(rl, o->site->cache) &&
 		   refleak_ledger__birth(&o->ledger, ev->obj - o->start, ev->stack,
-					 ev->count > INT_MAX ? INT_MAX : ev->count) < 0) {
+					 ev->count > INT_MAX ? INT_MAX : ev->count, ev->time) < 0) {
 		/* another counter of the object: a ledger of its own */
 		return -ENOMEM;
 	}
@@ -1761,11 +1763,11 @@ int refleak__ref(struct refleak *rl, const struct refleak_ref_ev *ev)
 	}
 	offset = ev->obj - o->start;
 	if (!o->ledger && o->set_count > 0 && o->set_offset == offset) {
-		err = refleak_ledger__birth(&o->ledger, offset, o->set_stack, o->set_count);
+		err = refleak_ledger__birth(&o->ledger, offset, o->set_stack, o->set_count, 0);
 		if (err < 0)
 			return err;
 	}
-	err = refleak_ledger__ref(&o->ledger, offset, ev->stack, ev->old, ev->delta);
+	err = refleak_ledger__ref(&o->ledger, offset, ev->stack, ev->old, ev->delta, ev->time);
 	return err < 0 ? err : 0;
 }
 
@@ -1987,6 +1989,22 @@ static bool rl_counter_left(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 	return o->last_put_ns + rl->cfg.min_age_ns <= end_ns;
 }
 
+/*
+ * past_last_put: its gets and puts were recorded, and one of its counters
+ * got, at least min-age before the end, a put that ended min-repeat of
+ * its site's balanced objects -- the last put they got, a put that never
+ * came earlier in one of them -- and still holds references.  What put
+ * the others for good came; what is left is a reference never put,
+ * whoever allocated the object and whether or not they still run.
+ */
+static bool rl_past_last_put(struct refleak *rl, struct rl_obj *o, u64 end_ns)
+{
+	if (!o->ledger || o->uncertain || end_ns < rl->cfg.min_age_ns)
+		return false;
+	return refleak_refs__past_last_put(rl->stacks, o->site, o->ledger, rl->cfg.min_repeat,
+					   end_ns - rl->cfg.min_age_ns);
+}
+
 /* key of the repetition count: the allocation stack, or the site without one */
 static long rl_repeat_key(const struct rl_obj *o)
 {
@@ -2022,6 +2040,8 @@ static void rl_mark_likely(struct refleak *rl, u64 end_ns)
 			o->evidence |= 1 << REFLEAK_EVIDENCE_OWNER_EXITED;
 		if (rl_counter_left(rl, o, end_ns))
 			o->evidence |= 1 << REFLEAK_EVIDENCE_COUNTER_LEFT;
+		if (rl_past_last_put(rl, o, end_ns))
+			o->evidence |= 1 << REFLEAK_EVIDENCE_PAST_LAST_PUT;
 		st = rl_outlived(rl, o, end_ns);
 		if (st) {
 			/* the live tree is in address order, not time order */

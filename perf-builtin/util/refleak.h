@@ -93,11 +93,15 @@ enum refleak_stack_kind {
  *   COUNTER_LEFT   one of its counters reached zero, another never did, while
  *                  its site's other objects took every counter to zero and
  *                  were freed
+ *   PAST_LAST_PUT  (gets and puts recorded) one of its counters got, min-age
+ *                  before the end, the put that was the last one of the
+ *                  site's balanced objects, and still holds references
  */
 enum refleak_evidence {
 	REFLEAK_EVIDENCE_OWNER_EXITED,
 	REFLEAK_EVIDENCE_SIBLINGS_DIED,
 	REFLEAK_EVIDENCE_COUNTER_LEFT,
+	REFLEAK_EVIDENCE_PAST_LAST_PUT,
 	REFLEAK_NR_EVIDENCE,
 };
 
