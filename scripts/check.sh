@@ -215,15 +215,15 @@ fi
 # be found with the bug and not without it
 if [ -s "$TOP/tests/realbugs/cases" ]; then
 	"$TOP/scripts/realbugs.sh" > "$logs/realbugs.log" 2>&1
-	grep -E '^(PASS|FAIL) ' "$logs/realbugs.log" > "$logs/realbugs.results"
+	grep -E '^(PASS|FAIL|SKIP) ' "$logs/realbugs.log" > "$logs/realbugs.results"
 	[ -s "$logs/realbugs.results" ] || fail realbugs "no result, see $logs/realbugs.log"
 	while read -r status rest; do
 		name=${rest%%:*}
-		if [ "$status" = PASS ]; then
-			pass "realbugs:$name (${rest#*: found })"
-		else
-			fail "realbugs:$name" "${rest#*: }"
-		fi
+		case $status in
+		PASS) pass "realbugs:$name (${rest#*: found })" ;;
+		SKIP) skip "realbugs:$name" "${rest#*: }" ;;
+		*) fail "realbugs:$name" "${rest#*: }" ;;
+		esac
 	done < "$logs/realbugs.results"
 fi
 

@@ -17,12 +17,14 @@
 # certainty, for every object of the finding; "among-N", that get is one of
 # at most N the report lists as possible owners of the missing put; and the
 # likely finding holds for the case's <evidence> (owner_exited,
-# siblings_died, counter_left) in at least one of its objects.  Each case
-# is recorded by 'perf refleak record -b' too, in the same run: on both
-# kernels its definite and likely findings (class, tier, site, count) must
-# be the plain recording's ("bpf-<case>"; same_findings() says what count
-# may differ).
-# Ends with "N passed, N failed".
+# siblings_died, counter_left, past_last_put) in at least one of its
+# objects.  Each case is recorded by 'perf refleak record -b' too, in the
+# same run: on both kernels its definite and likely findings (class, tier,
+# site, count) must be the plain recording's ("bpf-<case>"; same_findings()
+# says what count may differ).  A case whose evidence is past_last_put
+# rests on gets and puts, which -b does not record: its -b comparison is
+# skipped, and says so.
+# Ends with "N passed, N failed, N skipped".
 . "$(dirname "$0")/lib.sh"
 dir=$TOP/tests/realbugs
 n=${REALBUGS_N:-20}
@@ -199,7 +201,16 @@ bpf_same() { # <case>
 		"$(stat -c %s "$out/buggy/$1-b.data") bytes against $(stat -c %s "$out/buggy/$1.data")"
 }
 
-passed=0 failed=0
+# The finding a case is judged by: the first of the expected evidence, else the first
+pick_finding() { # <expected evidence> <findings>
+	local line
+	while read -r line; do
+		[ -n "$line" ] && evidence_ok "$1" "$line" && { echo "$line"; return; }
+	done <<< "$2"
+	echo "$2" | head -n 1
+}
+
+passed=0 failed=0 skipped=0
 while read -r name patch site cache _refs get naming evidence _mode; do
 	case $name in ''|'#'*) continue ;; esac
 	rc=$(cat "$out/buggy/$name.rc" 2>/dev/null)
@@ -208,7 +219,10 @@ while read -r name patch site cache _refs get naming evidence _mode; do
 		failed=$((failed + 1))
 		continue
 	fi
-	if bpf_same "$name"; then
+	if [ "$evidence" = past_last_put ]; then
+		echo "SKIP bpf-$name: its evidence, past_last_put, rests on gets and puts, which record -b does not record"
+		skipped=$((skipped + 1))
+	elif bpf_same "$name"; then
 		passed=$((passed + 1))
 	else
 		failed=$((failed + 1))
@@ -216,27 +230,28 @@ while read -r name patch site cache _refs get naming evidence _mode; do
 	found=$(findings buggy "$name" "$site" "$cache")
 	control=$(findings fixed "$name" "$site" "$cache")
 	named=$(named_get "$name" "$site" "$cache" "$get")
-	count=$(echo "$found" | head -n 1 | cut -d' ' -f1)
+	first=$(pick_finding "$evidence" "$found")
+	count=$(echo "$first" | cut -d' ' -f1)
 	if [ -n "$found" ] && [ -z "$control" ] && naming_ok "$naming" "$named" "$count" &&
-	   evidence_ok "$evidence" "$(echo "$found" | head -n 1)"; then
-		echo "PASS $name: found $(echo "$found" | head -n 1)$(held_by "$name" "$site" "$cache") ($patch);" \
+	   evidence_ok "$evidence" "$first"; then
+		echo "PASS $name: found $first$(held_by "$name" "$site" "$cache") ($patch);" \
 			"none without the bug; the reference never put ($get): $(naming_text "$named")"
 		passed=$((passed + 1))
 	elif [ -n "$found" ] && [ -z "$control" ] && naming_ok "$naming" "$named" "$count"; then
-		echo "FAIL $name: found $(echo "$found" | head -n 1), expected evidence $evidence; see $out/buggy/$name.txt"
+		echo "FAIL $name: found $first, expected evidence $evidence; see $out/buggy/$name.txt"
 		failed=$((failed + 1))
 	elif [ -n "$found" ] && [ -z "$control" ]; then
-		echo "FAIL $name: found $(echo "$found" | head -n 1), but the get in $get is $(naming_text "$named"), expected $naming (record --refs); see $out/buggy/$name.txt"
+		echo "FAIL $name: found $first, but the get in $get is $(naming_text "$named"), expected $naming (record --refs); see $out/buggy/$name.txt"
 		failed=$((failed + 1))
 	elif [ -z "$found" ]; then
 		echo "FAIL $name: no definite or likely finding at $site ($cache); see $out/buggy/$name.txt"
 		head -n 12 "$out/buggy/$name.txt" | sed 's/^/    /'
 		failed=$((failed + 1))
 	else
-		echo "FAIL $name: found $(echo "$found" | head -n 1), but also without the bug: $control"
+		echo "FAIL $name: found $first, but also without the bug: $control"
 		failed=$((failed + 1))
 	fi
 done < "$dir/cases"
 echo
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

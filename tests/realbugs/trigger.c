@@ -37,6 +37,8 @@
 #include <linux/mptcp.h>
 #include <linux/net_tstamp.h>
 #include <linux/netlink.h>
+#include <linux/if.h>
+#include <linux/if_link.h>
 #include <linux/nexthop.h>
 #include <linux/rtnetlink.h>
 #include <arpa/inet.h>
@@ -468,6 +470,7 @@ struct nl_req {
 	union {
 		struct nhmsg nhm;
 		struct rtmsg rtm;
+		struct ifinfomsg ifi;
 	};
 	char attrs[64];
 };
@@ -1176,6 +1179,150 @@ static void case_loop(int n)
 }
 
 /*
+ * netdev-bind-phc: per iteration a dummy network device (rtnetlink), a UDP
+ * socket bound to it (SO_BINDTODEVICE) that asks for the device's PHC
+ * virtual clock 0 (SO_TIMESTAMPING with SOF_TIMESTAMPING_BIND_PHC; a dummy
+ * device has none: EINVAL), the socket closed and the device deleted.
+ * Reading the clocks takes a reference on the device, which must be
+ * dropped; where it is not, deleting the device waits for it forever
+ * (netdev_run_todo()), so the delete runs in a child of its own, which the
+ * trigger waits for 5 s at the most at the end: on the kernel with the
+ * bug those children stay in D state (the guest is thrown away after the
+ * run), holding only what fork() gave them.  The normal path: the same with a socket bound without the
+ * setsockopt(), the device deleted by the trigger itself.
+ */
+#define PHC_DEVS_WAIT_S	5
+
+/* an RTM_NEWLINK (of a dummy device) or RTM_DELLINK request for @name */
+static void link_req(struct nl_req *req, int type, int flags, const char *name, bool dummy)
+{
+	struct rtattr *info;
+
+	memset(req, 0, sizeof(*req));
+	req->nh.nlmsg_len = NLMSG_LENGTH(sizeof(req->ifi));
+	req->nh.nlmsg_type = type;
+	req->nh.nlmsg_flags = flags;
+	req->ifi.ifi_family = AF_UNSPEC;
+	nl_attr(req, IFLA_IFNAME, name, strlen(name) + 1);
+	if (dummy) {
+		info = (struct rtattr *)((char *)req + NLMSG_ALIGN(req->nh.nlmsg_len));
+		nl_attr(req, IFLA_LINKINFO, NULL, 0);
+		nl_attr(req, IFLA_INFO_KIND, "dummy", sizeof("dummy"));
+		info->rta_len = (char *)req + req->nh.nlmsg_len - (char *)info;
+	}
+}
+
+static void link_request(int type, int flags, const char *name, bool dummy)
+{
+	struct nl_req req;
+	int err;
+
+	link_req(&req, type, flags, name, dummy);
+	err = nl_talk(&req);
+	if (err == -EOPNOTSUPP && dummy) {
+		errno = -err;
+		unsupported("RTM_NEWLINK dummy (CONFIG_DUMMY)");
+	}
+	if (err) {
+		errno = -err;
+		fail(type == RTM_NEWLINK ? "RTM_NEWLINK dummy" : "RTM_DELLINK");
+	}
+}
+
+/*
+ * A child that deletes the device @name: it may never return.  It sends
+ * on the trigger's own netlink socket and reads no answer (the trigger
+ * reads on), so that a child stuck in the delete keeps no socket of its
+ * own; the trigger checks that the device is gone when the child ends.
+ */
+static pid_t link_delete_async(const char *name)
+{
+	struct nl_req req;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		fail("fork");
+	if (pid == 0) {
+		link_req(&req, RTM_DELLINK, NLM_F_REQUEST, name, false);
+		_exit(send(nl_fd, &req, req.nh.nlmsg_len, 0) == (ssize_t)req.nh.nlmsg_len ? 0 : 1);
+	}
+	return pid;
+}
+
+/* does the network device @name exist? */
+static bool link_exists(const char *name)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	bool exists;
+
+	if (fd < 0)
+		fail("socket(AF_INET, SOCK_DGRAM)");
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	exists = ioctl(fd, SIOCGIFINDEX, &ifr) == 0;
+	if (!exists && errno != ENODEV)
+		fail("ioctl(SIOCGIFINDEX)");
+	close(fd);
+	return exists;
+}
+
+static void case_netdev_bind_phc(int n)
+{
+	struct so_timestamping ts = { .flags = SOF_TIMESTAMPING_BIND_PHC };
+	pid_t *dels = calloc(n, sizeof(*dels));
+	int left = n, waited = 0, status, fd;
+	char name[IFNAMSIZ];
+
+	if (!dels)
+		fail("calloc");
+	nl_open(NETLINK_ROUTE, "socket(AF_NETLINK, NETLINK_ROUTE)");
+	for (int i = 0; i < 2 * n; i++) {
+		bool bind_phc = i % 2;	/* the normal path first */
+
+		snprintf(name, sizeof(name), "rlphc%d", i);
+		link_request(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, name, true);
+		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			fail("socket(AF_INET, SOCK_DGRAM)");
+		if (setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, name, strlen(name) + 1) < 0)
+			fail("setsockopt(SO_BINDTODEVICE)");
+		if (bind_phc) {
+			if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &ts, sizeof(ts)) == 0)
+				quit(1, "SO_TIMESTAMPING binding PHC 0 of a dummy device "
+				     "succeeded, expected EINVAL");
+			if (errno != EINVAL)
+				fail("setsockopt(SO_TIMESTAMPING, SOF_TIMESTAMPING_BIND_PHC)");
+		}
+		if (close(fd) < 0)
+			fail("close");
+		if (bind_phc)
+			dels[i / 2] = link_delete_async(name);
+		else
+			link_request(RTM_DELLINK, 0, name, false);
+	}
+	while (left && waited++ < PHC_DEVS_WAIT_S * 20) {
+		for (int i = 0; i < n; i++) {
+			if (!dels[i] || waitpid(dels[i], &status, WNOHANG) != dels[i])
+				continue;
+			snprintf(name, sizeof(name), "rlphc%d", 2 * i + 1);
+			if (!WIFEXITED(status) || WEXITSTATUS(status) || link_exists(name))
+				quit(1, "the child deleting %s failed", name);
+			dels[i] = 0;
+			left--;
+		}
+		if (left)
+			usleep(50 * 1000);
+	}
+	close(nl_fd);
+	if (left)
+		fprintf(stderr, "trigger: %s: %d device deletions still waiting after %d s\n",
+			case_name, left, PHC_DEVS_WAIT_S);
+	free(dels);
+}
+
+/*
  * posix-timer-restore-id: with PR_TIMER_CREATE_RESTORE_IDS on (CRIU's
  * mode), timer_create() reads the timer ID it should get from
  * *created_timer_id.  When that read faults, the function must not have
@@ -1230,6 +1377,7 @@ static const struct {
 	{ "mptcp-join-connect-error", case_mptcp_join },
 	{ "loop-backing-file",	case_loop },
 	{ "posix-timer-restore-id", case_posix_timer },
+	{ "netdev-bind-phc",	case_netdev_bind_phc },
 };
 
 int main(int argc, char **argv)
