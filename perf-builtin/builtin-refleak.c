@@ -546,6 +546,7 @@ static int rl_on_set(struct refleak_report *rep, struct evsel *evsel,
 		.count	= rl_field_signed(evsel, info->value, sample),
 		.caller	= rl_field(evsel, info->call_site, sample),
 		.stack	= rl_sample_stack(rep, sample),
+		.pid	= sample->pid,
 	};
 
 	return refleak__set(rep->rl, &ev);
@@ -562,6 +563,7 @@ static int rl_on_ref(struct refleak_report *rep, struct evsel *evsel,
 		.counter = rl_counter(evsel, info, sample),
 		.caller	 = rl_field(evsel, info->call_site, sample),
 		.stack	 = rl_sample_stack(rep, sample),
+		.pid	 = sample->pid,
 	};
 
 	return refleak__ref(rep->rl, &ev);
@@ -1128,24 +1130,35 @@ static bool rl_class_keeps_refs(enum refleak_class class)
 }
 
 /*
+ * The largest kmalloc() a slab cache serves with 4 KiB pages
+ * (KMALLOC_SHIFT_HIGH is PAGE_SHIFT + 1): larger ones come from the page
+ * allocator, in no cache, and ref_trace_ref names no cache for them.
+ */
+#define RL_KMALLOC_MAX_CACHE_SIZE	8192
+
+/*
  * The 'record --refs' argument that would trace a group's cache; a kmalloc
  * size class is read from the objects' size (kmalloc-<n>, or a kmalloc-cg-,
  * -rcl-, -rnd- variant: the glob takes them all).  From 1024 bytes on the
  * slab names the size in KiB (mm/slab_common.c: kmalloc-1k, kmalloc-cg-4k).
+ * False: the objects are in no slab cache, which --refs cannot follow.
  */
-static void rl_refs_arg(struct refleak_group *g, char *buf, size_t size)
+static bool rl_refs_arg(struct refleak_group *g, char *buf, size_t size)
 {
 	const char *cache = g->site->cache ?: "?";
 	u64 bytes = g->count && g->bytes % g->count == 0 ? g->bytes / g->count : 0;
 
 	if (strcmp(cache, REFLEAK_KMALLOC))
 		scnprintf(buf, size, "%s", cache);
+	else if (bytes > RL_KMALLOC_MAX_CACHE_SIZE)
+		return false;
 	else if (bytes >= 1024 && bytes % 1024 == 0)
 		scnprintf(buf, size, "'kmalloc-*%" PRIu64 "k'", bytes / 1024);
 	else if (bytes)
 		scnprintf(buf, size, "'kmalloc-*%" PRIu64 "'", bytes);
 	else
 		scnprintf(buf, size, "'kmalloc-*'");
+	return true;
 }
 
 /*
@@ -1164,9 +1177,11 @@ static void rl_print_unput(struct refleak_report *rep, FILE *fp,
 	if (!rl_class_keeps_refs(g->class) || g->site->no_alloc || !rep->has_callchain)
 		return;
 	if (!g->site->refs_traced) {
-		rl_refs_arg(g, arg, sizeof(arg));
-		fprintf(fp, "      which reference was never put: perf refleak record --refs %s\n",
-			arg);
+		fprintf(fp, "      which reference was never put: ");
+		if (rl_refs_arg(g, arg, sizeof(arg)))
+			fprintf(fp, "perf refleak record --refs %s\n", arg);
+		else
+			fprintf(fp, "--refs cannot follow them, no slab cache holds them\n");
 		return;
 	}
 	if (!nr) {
@@ -2009,9 +2024,11 @@ static void json_unput(struct refleak_report *rep, FILE *fp, const struct reflea
 	if (!rl_class_keeps_refs(g->class) || g->site->no_alloc)
 		return;
 	if (!g->site->refs_traced) {
-		rl_refs_arg(g, arg, sizeof(arg));
 		fprintf(fp, ", \"refs_traced\": false, \"refs_record\": ");
-		json_str(fp, arg);
+		if (rl_refs_arg(g, arg, sizeof(arg)))
+			json_str(fp, arg);
+		else
+			fprintf(fp, "null");
 		return;
 	}
 	fprintf(fp, ", \"refs_traced\": true, \"refs_followed\": %" PRIu64 ", \"unput\": [",

@@ -1476,17 +1476,20 @@ static int test__refleak_lost_absence(struct test_suite *test __maybe_unused,
 
 /* the softirq dispatcher: below it, whatever the interrupt stopped */
 #define IRQ_ENTRY	FN(60)
+/* fork: what it takes, it takes for the child */
+#define COPY_PROCESS	FN(61)
 
 /*
  * Function FN(n) is "fn", at its 4 KiB boundary; above MACH is the tracing
- * machinery, IRQ_ENTRY the softirq dispatcher, by the names the engine's
- * frame rules know them by.
+ * machinery, IRQ_ENTRY the softirq dispatcher and COPY_PROCESS fork's
+ * copy_process(), by the names the engine's rules know them by.
  */
 static bool test_symbol(void *ctx __maybe_unused, u64 ip, const char **name, u64 *start)
 {
 	*start = ip >= MACH ? MACH : ip & ~0xfffULL;
 	*name = ip >= MACH ? "perf_trace_run_bpf_submit" :
-		*start == IRQ_ENTRY ? "handle_softirqs" : "fn";
+		*start == IRQ_ENTRY ? "handle_softirqs" :
+		*start == COPY_PROCESS ? "copy_process.isra.0" : "fn";
 	return true;
 }
 
@@ -1510,19 +1513,32 @@ static u32 stack_of(struct refleak *rl, u64 f1, u64 f2, u64 f3, u64 f4)
 	return refleak__intern_stack(rl, ips, nr);
 }
 
-static int ev_set_at(struct refleak *rl, u64 t, u64 obj, s64 count, u32 stack)
+static int ev_set_pid(struct refleak *rl, u64 t, u64 obj, s64 count, u32 stack, int pid)
 {
-	struct refleak_set_ev ev = { .time = t, .obj = obj, .count = count, .stack = stack, };
+	struct refleak_set_ev ev = {
+		.time = t, .obj = obj, .count = count, .stack = stack, .pid = pid,
+	};
 
 	return refleak__set(rl, &ev);
 }
 
-static int ev_ref(struct refleak *rl, u64 t, u64 obj, s32 old, s32 delta, u32 stack)
+static int ev_set_at(struct refleak *rl, u64 t, u64 obj, s64 count, u32 stack)
+{
+	return ev_set_pid(rl, t, obj, count, stack, 0);
+}
+
+static int ev_ref_pid(struct refleak *rl, u64 t, u64 obj, s32 old, s32 delta, u32 stack,
+		      int pid)
 {
 	struct refleak_ref_ev ev = {
-		.time = t, .obj = obj, .old = old, .delta = delta, .stack = stack,
+		.time = t, .obj = obj, .old = old, .delta = delta, .stack = stack, .pid = pid,
 	};
 	return refleak__ref(rl, &ev);
+}
+
+static int ev_ref(struct refleak *rl, u64 t, u64 obj, s32 old, s32 delta, u32 stack)
+{
+	return ev_ref_pid(rl, t, obj, old, delta, stack, 0);
 }
 
 /* the single list of references never put of a group, NULL if none or several */
@@ -2137,7 +2153,8 @@ static int test__refleak_refs_birth_only(struct test_suite *test __maybe_unused,
  * forgot its put.  The birth, which every balanced object still held at
  * its free, is no reference never put: the forgotten get is named alone,
  * with certainty, and they are likely leaks: they got the put that was
- * the balanced objects' last (past_last_put).  Without balanced objects
+ * the balanced objects' last, and their process exited (past_last_put).
+ * Without balanced objects
  * both are listed, and the objects are only outstanding.
  */
 static int test__refleak_refs_held_at_free(struct test_suite *test __maybe_unused,
@@ -2169,12 +2186,12 @@ static int test__refleak_refs_held_at_free(struct test_suite *test __maybe_unuse
 			if (round == 1 && !leak)
 				continue;
 			ev_alloc_pid(rl, now += MS, obj, SITE_L, 1, 100);
-			ev_set_at(rl, now += MS, ref, 1, s_birth);
-			ev_set_at(rl, now += MS, kref, 1, s_kbirth);
-			ev_ref(rl, now += MS, ref, 1, 1, s_get);
-			ev_ref(rl, now += MS, ref, 2, -1, s_put);
+			ev_set_pid(rl, now += MS, ref, 1, s_birth, 100);
+			ev_set_pid(rl, now += MS, kref, 1, s_kbirth, 100);
+			ev_ref_pid(rl, now += MS, ref, 1, 1, s_get, 100);
+			ev_ref_pid(rl, now += MS, ref, 2, -1, s_put, 100);
 			if (leak)
-				ev_ref(rl, now += MS, ref, 1, 1, s_forgot);
+				ev_ref_pid(rl, now += MS, ref, 1, 1, s_forgot, 100);
 			ev_put(rl, now += MS, kref, s_kput);
 			if (!leak)
 				ev_free(rl, now += MS, obj, "c", 0);
@@ -2201,18 +2218,23 @@ static int test__refleak_refs_held_at_free(struct test_suite *test __maybe_unuse
 
 /*
  * past_last_put: balanced objects of a site end with one put (a teardown
- * path's); objects that got it and still hold a reference a call forgot
- * are likely leaks, whoever allocated them and though that process still
- * runs.  Not when the put also came before the last in one balanced
- * object (a put that may leave holders), not when it came less than
- * min-age before the end, and not without gets and puts recorded.
+ * path's); objects that got it and still hold a reference a call forgot,
+ * made by a process that exited since, are likely leaks, though the
+ * process that allocated them still runs.  Not when the put also came
+ * before the last in one balanced object (a put that may leave holders),
+ * not when it came less than min-age before the end, not without gets and
+ * puts recorded, not when the process that took the reference left still
+ * runs (a descriptor dup() made) and not when it took it for a child it
+ * forked.
  */
 static int test__refleak_past_last_put(struct test_suite *test __maybe_unused,
 				       int subtest __maybe_unused)
 {
 	const u64 root = FN(1), ep = FN(2), create = FN(3), lookup = FN(5),
 		  sys_c = FN(6), teardown = FN(8), other = FN(9);
-	enum { PLAIN, NOT_ALWAYS_LAST, TOO_RECENT, NOT_TRACED, NR_ROUNDS };
+	enum {
+		PLAIN, NOT_ALWAYS_LAST, TOO_RECENT, NOT_TRACED, TAKER_RUNS, FORKED, NR_ROUNDS
+	};
 	int round, i;
 
 	for (round = 0; round < NR_ROUNDS; round++) {
@@ -2220,12 +2242,16 @@ static int test__refleak_past_last_put(struct test_suite *test __maybe_unused,
 		u32 s_birth, s_forgot, s_end, s_other, s_alloc, s_alloc_leak;
 		bool traced = round != NOT_TRACED;
 		const struct refleak_stats *stats;
+		/* pid 100 allocates them all and never exits; pid 200 exits */
+		int taker = round == TAKER_RUNS ? 100 : 200;
 		struct refleak_group *g;
 		u64 now = T0, end;
 
 		TEST_ASSERT_VAL("engine", rl);
 		s_birth = stack_of(rl, create + 0x10, ep + 0x10, root + 0x10, 0);
-		s_forgot = stack_of(rl, lookup + 0x10, sys_c + 0x10, root + 0x20, 0);
+		s_forgot = round == FORKED ?
+			   stack_of(rl, lookup + 0x10, COPY_PROCESS + 0x10, root + 0x20, 0) :
+			   stack_of(rl, lookup + 0x10, sys_c + 0x10, root + 0x20, 0);
 		s_end = stack_of(rl, teardown + 0x10, ep + 0x30, root + 0x10, 0);
 		s_other = stack_of(rl, other + 0x10, ep + 0x40, root + 0x10, 0);
 		/* apart, so that no sibling dies young at the leaked ones' stack */
@@ -2235,10 +2261,9 @@ static int test__refleak_past_last_put(struct test_suite *test __maybe_unused,
 			u64 obj = 0x700000 + i * 0x1000, ref = obj + 8;
 			bool leak = i % 2;
 
-			/* pid 100 allocates them all and never exits */
 			ev_alloc_pid(rl, now += MS, obj, SITE_L,
 				     leak ? s_alloc_leak : s_alloc, 100);
-			ev_set_at(rl, now += MS, ref, 1, s_birth);
+			ev_set_pid(rl, now += MS, ref, 1, s_birth, 100);
 			if (!traced) {
 				/* no gets and puts recorded: births and final puts only */
 				if (!leak) {
@@ -2247,25 +2272,26 @@ static int test__refleak_past_last_put(struct test_suite *test __maybe_unused,
 				}
 				continue;
 			}
-			ev_ref(rl, now += MS, ref, 1, 1, s_other);
+			ev_ref_pid(rl, now += MS, ref, 1, 1, s_other, 100);
 			if (leak)
-				ev_ref(rl, now += MS, ref, 2, 1, s_forgot);
+				ev_ref_pid(rl, now += MS, ref, 2, 1, s_forgot, taker);
 			if (round == NOT_ALWAYS_LAST && i == 0) {
 				/* here the teardown put leaves one: not always the last */
-				ev_ref(rl, now += MS, ref, 2, -1, s_end);
+				ev_ref_pid(rl, now += MS, ref, 2, -1, s_end, 100);
 				ev_put(rl, now += MS, ref, s_other);
 			} else if (leak && round == TOO_RECENT) {
 				continue;
 			} else {
-				ev_ref(rl, now += MS, ref, leak ? 3 : 2, -1, s_other);
+				ev_ref_pid(rl, now += MS, ref, leak ? 3 : 2, -1, s_other, 100);
 				if (leak)
-					ev_ref(rl, now += MS, ref, 2, -1, s_end);
+					ev_ref_pid(rl, now += MS, ref, 2, -1, s_end, 100);
 				else
 					ev_put(rl, now += MS, ref, s_end);
 			}
 			if (!leak)
 				ev_free(rl, now += MS, obj, "c", 0);
 		}
+		refleak__exit(rl, 200, now += MS);
 		end = now + 5 * SEC;
 		if (round == TOO_RECENT) {
 			/* the leaked objects' teardown, less than min-age before the end */
@@ -2273,8 +2299,8 @@ static int test__refleak_past_last_put(struct test_suite *test __maybe_unused,
 			for (i = 1; i < 8; i += 2) {
 				u64 ref = 0x700000 + i * 0x1000 + 8;
 
-				ev_ref(rl, now += MS, ref, 3, -1, s_other);
-				ev_ref(rl, now += MS, ref, 2, -1, s_end);
+				ev_ref_pid(rl, now += MS, ref, 3, -1, s_other, 100);
+				ev_ref_pid(rl, now += MS, ref, 2, -1, s_end, 100);
 			}
 		}
 		stats = finish(rl, end);

@@ -107,6 +107,7 @@ struct rl_ledger_entry {
 	u32	stack;
 	s32	delta;
 	u64	time;		/* 0: not known */
+	int	pid;		/* of the task, 0: not known */
 };
 
 struct refleak_ledger {
@@ -197,7 +198,8 @@ static struct refleak_refs_site *rl_site_refs(struct refleak_site *site)
 	return site->refs;
 }
 
-static int refleak_ledger__push(struct refleak_ledger *l, u32 stack, s32 delta, u64 time)
+static int refleak_ledger__push(struct refleak_ledger *l, u32 stack, s32 delta, u64 time,
+				int pid)
 {
 	if (l->nr == RL_LEDGER_MAX) {
 		l->truncated = true;
@@ -215,6 +217,7 @@ static int refleak_ledger__push(struct refleak_ledger *l, u32 stack, s32 delta, 
 	l->e[l->nr].stack = stack;
 	l->e[l->nr].delta = delta;
 	l->e[l->nr].time = time;
+	l->e[l->nr].pid = pid;
 	l->nr++;
 	return 0;
 }
@@ -251,7 +254,7 @@ static int refleak_ledger__of(struct refleak_ledger **lp, u32 offset, struct ref
 }
 
 int refleak_ledger__birth(struct refleak_ledger **lp, u32 offset, u32 stack, s32 count,
-			  u64 time)
+			  u64 time, int pid)
 {
 	struct refleak_ledger *l;
 	int err = count > 0 ? refleak_ledger__of(lp, offset, &l) : 1;
@@ -259,11 +262,11 @@ int refleak_ledger__birth(struct refleak_ledger **lp, u32 offset, u32 stack, s32
 	if (err)
 		return err < 0 ? err : 0;
 	l->count += count;
-	return refleak_ledger__push(l, stack, count, time);
+	return refleak_ledger__push(l, stack, count, time, pid);
 }
 
 int refleak_ledger__ref(struct refleak_ledger **lp, u32 offset, u32 stack, s32 old, s32 delta,
-			u64 time)
+			u64 time, int pid)
 {
 	struct refleak_ledger *l;
 	int err = refleak_ledger__of(lp, offset, &l);
@@ -272,14 +275,14 @@ int refleak_ledger__ref(struct refleak_ledger **lp, u32 offset, u32 stack, s32 o
 		return err;
 	if (old > l->count) {
 		/* references the events never showed taken: stack 0 */
-		err = refleak_ledger__push(l, 0, old - l->count, 0);
+		err = refleak_ledger__push(l, 0, old - l->count, 0, 0);
 		if (err)
 			return err;
 	} else if (old < l->count) {
 		l->inconsistent = true;		/* a put was missed */
 	}
 	l->count = old + delta;
-	return refleak_ledger__push(l, stack, delta, time);
+	return refleak_ledger__push(l, stack, delta, time, pid);
 }
 
 int refleak_ledger__final(struct refleak_ledger *l, u32 offset, u32 stack, u64 time)
@@ -299,7 +302,7 @@ int refleak_ledger__final(struct refleak_ledger *l, u32 offset, u32 stack, u64 t
 		l->zero_order = order;
 	held = l->count > 0 ? l->count : 1;
 	l->count = 0;
-	return refleak_ledger__push(l, stack, -held, time);
+	return refleak_ledger__push(l, stack, -held, time, 0);
 }
 
 void refleak_ledger__delete(struct refleak_ledger *l)
@@ -762,31 +765,6 @@ static void rl_learn_last_put(struct refleak_stacks *st, struct refleak_site *si
 	}
 }
 
-bool refleak_refs__past_last_put(struct refleak_stacks *st, const struct refleak_site *site,
-				 const struct refleak_ledger *l, u32 min_objects, u64 before_ns)
-{
-	const struct refleak_ledger *k;
-	u32 i;
-
-	if (!site->refs || !site->refs->last_puts)
-		return false;
-	for (k = l; k; k = k->next) {
-		if (k->count <= 0 || k->truncated || k->inconsistent)
-			continue;
-		for (i = 0; i < k->nr; i++) {
-			const struct rl_ledger_entry *e = &k->e[i];
-			long n = 0;
-
-			if (e->delta >= 0 || !e->stack || !e->time || e->time > before_ns)
-				continue;
-			hashmap__find(site->refs->last_puts, rl_last_put_key(st, k, e->stack), &n);
-			if (n >= (long)min_objects)
-				return true;
-		}
-	}
-	return false;
-}
-
 void refleak_refs__learn(struct refleak_stacks *st, struct refleak_site *site,
 			 const struct refleak_ledger *l)
 {
@@ -1135,19 +1113,21 @@ static void rl_unput__merged_too(struct refleak_stacks *st, struct refleak_unput
 	}
 }
 
-int refleak_refs__name(struct refleak_stacks *st, struct refleak_group *g,
-		       const struct refleak_ledger *l, bool uncertain)
+/*
+ * The references never put of one object's counter @l, by the rules (one
+ * stack each, not merged); NULL with *@err 0 when every reference was put.
+ */
+static struct refleak_unput *rl_unput_of(struct refleak_stacks *st,
+					 const struct refleak_site *site,
+					 const struct refleak_ledger *l, int *err)
 {
-	struct refleak_unput *u, *have;
+	struct refleak_unput *u;
 	struct rl_pairing pr;
 	u32 i, n = 0;
 	s64 refs = 0;
-	char *sig;
 
-	if (!l)
-		return 0;
-	rl_pair_ledger(st, g->site, l, &pr, false);
-	g->nr_named++;
+	*err = 0;
+	rl_pair_ledger(st, (struct refleak_site *)site, l, &pr, false);
 	for (i = 0; i < pr.nr; i++) {
 		struct rl_unit *un = &pr.units[i];
 
@@ -1157,14 +1137,99 @@ int refleak_refs__name(struct refleak_stacks *st, struct refleak_group *g,
 			n++;
 	}
 	if (refs <= 0)
-		return 0;	/* every reference was put: the counter was not the leak */
+		return NULL;	/* every reference was put: the counter was not the leak */
 
-	u = pr.ambiguous || (g->site->refs && g->site->refs->held_at_free) ?
-	    rl_unput__by_shape(st, g->site, l, refs) : NULL;
+	u = pr.ambiguous || (site->refs && site->refs->held_at_free) ?
+	    rl_unput__by_shape(st, site, l, refs) : NULL;
 	if (!u)
 		u = rl_unput__by_rules(&pr, refs, n);
 	if (!u)
-		return -ENOMEM;
+		*err = -ENOMEM;
+	return u;
+}
+
+/* @k got, by @before_ns, the put that ended @min_objects of @site's balanced objects */
+static bool rl_got_last_put(struct refleak_stacks *st, const struct refleak_site *site,
+			    const struct refleak_ledger *k, u32 min_objects, u64 before_ns)
+{
+	u32 i;
+
+	for (i = 0; i < k->nr; i++) {
+		const struct rl_ledger_entry *e = &k->e[i];
+		long n = 0;
+
+		if (e->delta >= 0 || !e->stack || !e->time || e->time > before_ns)
+			continue;
+		hashmap__find(site->refs->last_puts, rl_last_put_key(st, k, e->stack), &n);
+		if (n >= (long)min_objects)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The references @k holds, as its report names them (each a candidate
+ * when not certain): was each taken by a task that holds it no more?  One
+ * from before the recording has no known taker: no.
+ */
+static bool rl_takers_gone(struct refleak_stacks *st, const struct refleak_site *site,
+			   const struct refleak_ledger *k, refleak_holder_gone_fn gone, void *arg)
+{
+	struct refleak_unput *u;
+	bool all = true;
+	u32 s, i;
+	int err;
+
+	u = rl_unput_of(st, site, k, &err);
+	if (!u)
+		return false;
+	for (s = 0; s < u->nr_stacks && all; s++) {
+		u32 stack = u->stacks[s].stack;
+
+		if (!stack)
+			all = false;
+		for (i = 0; i < k->nr && all; i++) {
+			const struct rl_ledger_entry *e = &k->e[i];
+
+			if (e->delta > 0 && e->stack == stack && !gone(arg, e->pid, e->time, stack))
+				all = false;
+		}
+	}
+	free(u);
+	return all;
+}
+
+bool refleak_refs__past_last_put(struct refleak_stacks *st, const struct refleak_site *site,
+				 const struct refleak_ledger *l, u32 min_objects, u64 before_ns,
+				 refleak_holder_gone_fn gone, void *arg)
+{
+	const struct refleak_ledger *k;
+
+	if (!site->refs || !site->refs->last_puts)
+		return false;
+	for (k = l; k; k = k->next) {
+		if (k->count <= 0 || k->truncated || k->inconsistent)
+			continue;
+		if (rl_got_last_put(st, site, k, min_objects, before_ns) &&
+		    rl_takers_gone(st, site, k, gone, arg))
+			return true;
+	}
+	return false;
+}
+
+int refleak_refs__name(struct refleak_stacks *st, struct refleak_group *g,
+		       const struct refleak_ledger *l, bool uncertain)
+{
+	struct refleak_unput *u, *have;
+	char *sig;
+	int err;
+
+	if (!l)
+		return 0;
+	g->nr_named++;
+	u = rl_unput_of(st, g->site, l, &err);
+	if (!u)
+		return err;
 	if (uncertain || l->truncated || l->inconsistent)
 		u->certain = false;
 	qsort(u->stacks, u->nr_stacks, sizeof(u->stacks[0]), unput_stack_cmp);

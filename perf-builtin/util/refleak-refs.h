@@ -20,10 +20,10 @@ struct refleak_ledger;
 
 /*
  * The counter at @offset in the object was born holding @count references.
- * Every event has its @time; 0 when not known.
+ * Every event has its @time and the @pid of its task; 0 when not known.
  */
 int refleak_ledger__birth(struct refleak_ledger **lp, u32 offset, u32 stack, s32 count,
-			  u64 time);
+			  u64 time, int pid);
 /*
  * A get (delta > 0) or a put that left references (delta < 0) on the
  * counter at @offset, which held @old references before.  The first event
@@ -32,7 +32,7 @@ int refleak_ledger__birth(struct refleak_ledger **lp, u32 offset, u32 stack, s32
  * are ignored).
  */
 int refleak_ledger__ref(struct refleak_ledger **lp, u32 offset, u32 stack, s32 old, s32 delta,
-			u64 time);
+			u64 time, int pid);
 /* the counter at @offset reached zero: a put of everything it still held */
 int refleak_ledger__final(struct refleak_ledger *l, u32 offset, u32 stack, u64 time);
 void refleak_ledger__delete(struct refleak_ledger *l);
@@ -49,14 +49,19 @@ void refleak_refs__learn(struct refleak_stacks *st, struct refleak_site *site,
  * which of them reached zero first.
  */
 void refleak_refs__learn_order(struct refleak_site *site, const struct refleak_ledger *l);
+/* does the task @pid that took a reference at @time, @stack hold it no more? */
+typedef bool (*refleak_holder_gone_fn)(void *arg, int pid, u64 time, u32 stack);
+
 /*
  * A live object's counter @l (chained) got a put, by @before_ns, at a
  * stack that was the last put of at least @min_objects balanced objects
  * of @site and never put anything before their last, and still holds
- * references: see refleak-refs.c.
+ * references, each taken by a task @gone says holds it no more: see
+ * refleak-refs.c.
  */
 bool refleak_refs__past_last_put(struct refleak_stacks *st, const struct refleak_site *site,
-				 const struct refleak_ledger *l, u32 min_objects, u64 before_ns);
+				 const struct refleak_ledger *l, u32 min_objects, u64 before_ns,
+				 refleak_holder_gone_fn gone, void *arg);
 /*
  * The counter whose references an object of a finding kept, of its
  * ledgers @l: see refleak-refs.c.

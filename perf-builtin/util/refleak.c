@@ -994,7 +994,7 @@ static void rl_refs_retire(struct refleak *rl, struct rl_obj *o, struct refleak_
 	if (!o->ledger && o->set_count > 0 && rl_cache_traced(rl, o->site->cache)) {
 		/* no get or put on this object: its birth and final put */
 		if (refleak_ledger__birth(&o->ledger, o->set_offset, o->set_stack,
-					  o->set_count, 0) < 0)
+					  o->set_count, 0, o->pid) < 0)
 			return;
 		if (o->nr_puts && o->put_ref == o->start + o->set_offset)
 			refleak_ledger__final(o->ledger, o->set_offset,
@@ -1659,11 +1659,12 @@ int refleak__set(struct refleak *rl, const struct refleak_set_ev *ev)
 		o->set_count = ev->count > INT_MAX ? INT_MAX : ev->count;
 		if (rl_cache_traced(rl, o->site->cache) &&
 		    refleak_ledger__birth(&o->ledger, o->set_offset, ev->stack, o->set_count,
-					  ev->time) < 0)
+					  ev->time, ev->pid) < 0)
 			return -ENOMEM;
 	} else if (ev->obj - o->start != o->set_offset && rl_cache_traced(rl, o->site->cache) &&
 		   refleak_ledger__birth(&o->ledger, ev->obj - o->start, ev->stack,
-					 ev->count > INT_MAX ? INT_MAX : ev->count, ev->time) < 0) {
+					 ev->count > INT_MAX ? INT_MAX : ev->count, ev->time,
+					 ev->pid) < 0) {
 		/* another counter of the object: a ledger of its own */
 		return -ENOMEM;
 	}
@@ -1763,11 +1764,13 @@ int refleak__ref(struct refleak *rl, const struct refleak_ref_ev *ev)
 	}
 	offset = ev->obj - o->start;
 	if (!o->ledger && o->set_count > 0 && o->set_offset == offset) {
-		err = refleak_ledger__birth(&o->ledger, offset, o->set_stack, o->set_count, 0);
+		err = refleak_ledger__birth(&o->ledger, offset, o->set_stack, o->set_count, 0,
+					    o->pid);
 		if (err < 0)
 			return err;
 	}
-	err = refleak_ledger__ref(&o->ledger, offset, ev->stack, ev->old, ev->delta, ev->time);
+	err = refleak_ledger__ref(&o->ledger, offset, ev->stack, ev->old, ev->delta, ev->time,
+				  ev->pid);
 	return err < 0 ? err : 0;
 }
 
@@ -1989,20 +1992,62 @@ static bool rl_counter_left(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 	return o->last_put_ns + rl->cfg.min_age_ns <= end_ns;
 }
 
+/* is a frame of the stack in the function named @name? */
+static bool rl_stack_in_named(struct refleak *rl, u32 id, const char *name)
+{
+	size_t len = strlen(name);
+	const u64 *ips;
+	u32 nr, i;
+
+	ips = refleak_stacks__get(rl->stacks, id, &nr);
+	for (i = 0; ips && i < nr; i++) {
+		const char *sym;
+		u64 start;
+
+		/* "copy_process", or a clone of it the compiler made ("copy_process.isra.0") */
+		if (refleak_stacks__symbol(rl->stacks, ips[i], &sym, &start) &&
+		    strstarts(sym, name) && (!sym[len] || sym[len] == '.'))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The process @pid that took a reference at @time holds it no more: it
+ * exited at least min-age before the end, and the reference was not taken
+ * for a child it forked (copy_process() takes the child's references on
+ * what it inherits -- files, fs, mm -- in the parent).  A reference taken
+ * in an interrupt or by the idle task (pid 0) has no process to tell:
+ * held, as far as this goes.
+ */
+static bool rl_taker_gone(void *arg, int pid, u64 time, u32 stack)
+{
+	struct refleak *rl = arg;
+	long exit_ns;
+
+	if (pid <= 0 || !hashmap__find(rl->exits, pid, &exit_ns) || (u64)exit_ns < time ||
+	    (u64)exit_ns + rl->cfg.min_age_ns > rl->now)
+		return false;
+	return !rl_stack_in_named(rl, stack, "copy_process");
+}
+
 /*
  * past_last_put: its gets and puts were recorded, and one of its counters
  * got, at least min-age before the end, a put that ended min-repeat of
  * its site's balanced objects -- the last put they got, a put that never
- * came earlier in one of them -- and still holds references.  What put
- * the others for good came; what is left is a reference never put,
- * whoever allocated the object and whether or not they still run.
+ * came earlier in one of them -- and still holds references, each taken
+ * by a process that exited since.  What put the others for good came,
+ * and what is left has no holder: a reference never put, whoever
+ * allocated the object and whether or not they still run.  A reference
+ * a running process took may be held on purpose (the descriptor a dup()
+ * made, a file in flight in an SCM_RIGHTS message).
  */
 static bool rl_past_last_put(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 {
 	if (!o->ledger || o->uncertain || end_ns < rl->cfg.min_age_ns)
 		return false;
 	return refleak_refs__past_last_put(rl->stacks, o->site, o->ledger, rl->cfg.min_repeat,
-					   end_ns - rl->cfg.min_age_ns);
+					   end_ns - rl->cfg.min_age_ns, rl_taker_gone, rl);
 }
 
 /* key of the repetition count: the allocation stack, or the site without one */

@@ -96,6 +96,7 @@ enum refleak_stack_kind {
  *   PAST_LAST_PUT  (gets and puts recorded) one of its counters got, min-age
  *                  before the end, the put that was the last one of the
  *                  site's balanced objects, and still holds references
+ *                  that processes gone took
  */
 enum refleak_evidence {
 	REFLEAK_EVIDENCE_OWNER_EXITED,
@@ -210,6 +211,7 @@ struct refleak_set_ev {
 	s64		count;
 	u64		caller;
 	u32		stack;
+	int		pid;		/* of the task that set it, 0: not known */
 };
 
 /* ref_trace_anomaly: a counter caught a misuse */
@@ -231,6 +233,7 @@ struct refleak_ref_ev {
 	enum refleak_counter	counter;
 	u64			caller;
 	u32			stack;
+	int			pid;		/* of the task that took or dropped it */
 };
 
 /* a stack that took references that were never put */
