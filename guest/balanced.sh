@@ -23,4 +23,9 @@ if [ -x ./balanced ]; then
 	run balanced-bpf-record perf refleak record -b -o "$res/balanced-bpf.data" --settle 3 -- \
 		./balanced -t 20 -s 0 -H
 	wait_holder
+	# Shorter, with every get and put of files, sockets and pids: the
+	# holder's files and sockets got close() as the others did.
+	run balanced-refs-record perf refleak record --refs filp,UDP,TCP,pid \
+		-o "$res/balanced-refs.data" --settle 3 -- ./balanced -t 10 -s 0 -H
+	wait_holder
 fi

@@ -174,6 +174,8 @@ if judge_balanced guest:balanced-workload "$out" balanced "$logs/balanced-report
 fi
 # The same workload recorded with -b
 judge_balanced guest:balanced-workload-bpf "$out" balanced-bpf "$logs/balanced-bpf-report.log"
+# ... and with the gets and puts of files, sockets and pids (--refs)
+judge_balanced guest:balanced-workload-refs "$out" balanced-refs "$logs/balanced-refs-report.log"
 
 # perf test refleak in the guest: every test it selects must pass.
 log=$out/perf-test-refleak.log

@@ -1121,6 +1121,7 @@ static int ex_mmap(void)
 #define HOLD_POOL0	4	/* pool connections open from the start */
 #define HOLD_POOL_MAX	12	/* ... and once it has warmed up (after 4 s) */
 #define HOLD_BUSY	2	/* connections nobody accepts */
+#define HOLD_FILES	20	/* files and UDP sockets kept, half of them dup()ed */
 
 static struct exercise holder_ex = { .name = "holder" };
 static pid_t holder_pid;	/* in balanced: the holder, 0 without -H */
@@ -1459,6 +1460,29 @@ static void hold_setup(int life, int ready, double secs, double settle)
 			fail("timerfd_create(CLOCK_BOOTTIME)", errno);
 		if (timerfd_settime(fd, 0, &hour, NULL) < 0)
 			fail("timerfd_settime", errno);
+	}
+
+	/*
+	 * Files and UDP sockets kept open for the holder's life, as a
+	 * service keeps its logs and its sockets, while the exercises open
+	 * and close others at the same stacks: half of each moved to
+	 * another descriptor (dup(), the first one closed, as a
+	 * redirection leaves them), so that the put that ends the others,
+	 * close(), came to them too.
+	 */
+	for (i = 0; i < HOLD_FILES; i++) {
+		fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			fail("open /dev/null", errno);
+		c = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (c < 0)
+			fail("socket(AF_INET, SOCK_DGRAM)", errno);
+		if (i % 2)
+			continue;
+		if (fcntl(fd, F_DUPFD_CLOEXEC, 0) < 0 || fcntl(c, F_DUPFD_CLOEXEC, 0) < 0)
+			fail("fcntl(F_DUPFD_CLOEXEC)", errno);
+		xclose(fd);
+		xclose(c);
 	}
 
 	/*
