@@ -37,6 +37,7 @@
 #include <linux/mptcp.h>
 #include <linux/net_tstamp.h>
 #include <linux/netlink.h>
+#include <linux/nfc.h>
 #include <linux/if.h>
 #include <linux/if_link.h>
 #include <linux/nexthop.h>
@@ -1323,6 +1324,73 @@ static void case_netdev_bind_phc(int n)
 }
 
 /*
+ * nfc-vendor-cmd: per iteration an NFC device of the NCI simulator
+ * (opening /dev/virtual_nci registers one: a struct nfc_dev and the
+ * struct device it embeds), its index read with IOCTL_GET_NCIDEV_IDX, a
+ * generic netlink command for it, and the close, which unregisters the
+ * device and puts the driver's reference.  Every other iteration the
+ * command is NFC_CMD_VENDOR: no NCI driver has vendor commands, so it
+ * fails (ENODEV) once nfc_get_device() found the device, taking a
+ * reference that must be put; otherwise NFC_CMD_GET_DEVICE, which gets
+ * and puts it (the normal path).
+ */
+#define IOCTL_GET_NCIDEV_IDX	0
+
+static unsigned short nfc_family;
+
+/* NFC_CMD_GET_DEVICE or NFC_CMD_VENDOR for device @idx: its errno, negative */
+static int nfc_cmd(unsigned char cmd, unsigned int idx)
+{
+	char reply[4096] __attribute__((aligned(8)));
+	unsigned int zero = 0;
+	struct genl_req req;
+
+	genl_init(&req, nfc_family, cmd, NFC_GENL_VERSION);
+	genl_attr(&req, NFC_ATTR_DEVICE_INDEX, &idx, sizeof(idx));
+	if (cmd == NFC_CMD_VENDOR) {
+		genl_attr(&req, NFC_ATTR_VENDOR_ID, &zero, sizeof(zero));
+		genl_attr(&req, NFC_ATTR_VENDOR_SUBCMD, &zero, sizeof(zero));
+	}
+	return nl_talk_reply(&req.nh, reply, sizeof(reply));
+}
+
+static void case_nfc_vendor(int n)
+{
+	unsigned int idx;
+	int fd, err;
+
+	nl_open(NETLINK_GENERIC, "socket(AF_NETLINK, NETLINK_GENERIC)");
+	nfc_family = genl_family(NFC_GENL_NAME);
+	if (!nfc_family) {
+		errno = ENOENT;
+		unsupported("generic netlink family " NFC_GENL_NAME " (CONFIG_NFC)");
+	}
+	for (int i = 0; i < 2 * n; i++) {
+		bool vendor = i % 2;	/* the normal path first */
+
+		fd = open("/dev/virtual_nci", O_RDWR | O_CLOEXEC);
+		if (fd < 0) {
+			if (missing_feature(errno) || errno == ENOENT)
+				unsupported("/dev/virtual_nci (CONFIG_NFC_VIRTUAL_NCI)");
+			fail("open /dev/virtual_nci");
+		}
+		if (ioctl(fd, IOCTL_GET_NCIDEV_IDX, &idx) < 0)
+			fail("ioctl(IOCTL_GET_NCIDEV_IDX)");
+		err = nfc_cmd(vendor ? NFC_CMD_VENDOR : NFC_CMD_GET_DEVICE, idx);
+		if (vendor && err != -ENODEV)
+			quit(1, "NFC_CMD_VENDOR on nfc%u: %s, expected ENODEV (no vendor commands)",
+			     idx, strerror(-err));
+		if (!vendor && err) {
+			errno = -err;
+			fail("NFC_CMD_GET_DEVICE");
+		}
+		if (close(fd) < 0)
+			fail("close /dev/virtual_nci");
+	}
+	close(nl_fd);
+}
+
+/*
  * posix-timer-restore-id: with PR_TIMER_CREATE_RESTORE_IDS on (CRIU's
  * mode), timer_create() reads the timer ID it should get from
  * *created_timer_id.  When that read faults, the function must not have
@@ -1378,6 +1446,7 @@ static const struct {
 	{ "loop-backing-file",	case_loop },
 	{ "posix-timer-restore-id", case_posix_timer },
 	{ "netdev-bind-phc",	case_netdev_bind_phc },
+	{ "nfc-vendor-cmd",	case_nfc_vendor },
 };
 
 int main(int argc, char **argv)
