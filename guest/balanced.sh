@@ -2,8 +2,31 @@
 # workload nobody here wrote the kernel paths of: fork/exec, files, pipes,
 # IPC, namespaces, keys, timers, sockets, for 20 s, with a holder (-H)
 # that legitimately keeps objects of the same kinds alive past the end of
-# the recording.  Recorded plainly and with -b; the host reports on the
-# recordings (faster than TCG).
+# the recording, and a second perf session beside.  Recorded plainly and
+# with -b; the host reports on the recordings (faster than TCG).
+
+# A second perf session beside a recording: another 'perf refleak record
+# -b', counting before the recording starts and still running when it
+# ends, whose event descriptors are open for its whole life at the stack
+# where its probes died young.
+beside_start() {
+	perf refleak record -b --settle 0 -o /tmp/beside.data -- sleep 600 \
+		> /dev/null 2> /tmp/beside.err &
+	beside=$!
+	i=0
+	while ! grep -q '^\[ perf refleak: counting in the kernel' /tmp/beside.err &&
+		kill -0 $beside 2> /dev/null && [ $i -lt 1200 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	grep -q '^\[ perf refleak: counting in the kernel' /tmp/beside.err ||
+		echo "guest-check: the perf session beside did not start: $(tail -n 2 /tmp/beside.err)"
+}
+beside_stop() {
+	kill -INT $beside 2> /dev/null
+	wait $beside 2> /dev/null
+	rm -f /tmp/beside.data*
+}
 
 # The holder outlives balanced by 10 s: let it release everything before
 # the next recording starts.
@@ -16,12 +39,16 @@ wait_holder() {
 }
 if [ -x ./balanced ]; then
 	ifconfig lo 127.0.0.1 up 2>/dev/null
+	beside_start
 	run balanced-record perf refleak record -o "$res/balanced.data" --settle 3 -- \
 		./balanced -t 20 -s 0 -H
+	beside_stop
 	wait_holder
 	# The same, its objects followed in the kernel (record -b).
+	beside_start
 	run balanced-bpf-record perf refleak record -b -o "$res/balanced-bpf.data" --settle 3 -- \
 		./balanced -t 20 -s 0 -H
+	beside_stop
 	wait_holder
 	# Shorter, with every get and put of files, sockets and pids: the
 	# holder's files and sockets got close() as the others did.
