@@ -208,7 +208,9 @@ if [ $rc -eq 0 ]; then
 		judge_balanced guest:coarse-clock:balanced-workload "$coarse" balanced \
 			"$logs/coarse-clock-balanced-report.log"
 		judge_balanced guest:coarse-clock:balanced-workload-bpf "$coarse" balanced-bpf \
-			"$logs/coarse-clock-balanced-bpf-report.log" ;;
+			"$logs/coarse-clock-balanced-bpf-report.log"
+		judge_balanced guest:coarse-clock:balanced-workload-refs "$coarse" balanced-refs \
+			"$logs/coarse-clock-balanced-refs-report.log" ;;
 	*) fail guest:coarse-clock "booted with notsc, the guest's clock is '${clock:-unknown}', not jiffies" ;;
 	esac
 fi
