@@ -109,6 +109,26 @@ write_u64() {
 	write_bytes "$f" "$off" "${bytes[@]}"
 }
 
+# u_at FILE OFFSET BYTES: an unsigned little-endian integer of 2 or 4 bytes
+u_at() {
+	od -A n -t "u$3" -j "$2" -N "$3" "$1" | tr -d ' \n'
+}
+
+# record_after FILE DATA_OFFSET POS: the offset of the first record of the
+# data section at or after POS (records walked from the start: a
+# TRACING_DATA record, type 66, is followed by its data, padded to 8)
+record_after() {
+	local f=$1 o=$2 pos=$3 type size
+	while [ "$o" -lt "$pos" ]; do
+		type=$(u_at "$f" "$o" 4)
+		size=$(u_at "$f" $((o + 6)) 2)
+		[ "$size" -gt 0 ] || break
+		[ "$type" = 66 ] && size=$((size + ($(u_at "$f" $((o + 8)) 4) + 7) / 8 * 8))
+		o=$((o + size))
+	done
+	echo "$o"
+}
+
 # cut_file SRC DST BYTES
 cut_file() {
 	head -c "$3" "$1" > "$2"
@@ -236,6 +256,10 @@ cut_file "$valid" "$work/unfinished-mid-data.data" $((data_off + data_size / 2))
 write_u64 "$work/unfinished-mid-data.data" 48 0
 cut_file "$valid" "$work/unfinished-early.data" $((data_off + 64))
 write_u64 "$work/unfinished-early.data" 48 0
+# ... and in the middle of a record's header, 3 of its 8 bytes written
+cut_file "$valid" "$work/unfinished-mid-header.data" \
+	$(( $(record_after "$valid" "$data_off" $((data_off + data_size / 2))) + 3 ))
+write_u64 "$work/unfinished-mid-header.data" 48 0
 
 # Corrupted copies.  Random bytes in the data section, fixed seeds.
 for seed in 1 2 3 4; do
@@ -293,6 +317,8 @@ done
 # a recording cut short is read as far as it goes, and says so
 run_case unfinished-mid-data 0 -i "$work/unfinished-mid-data.data"
 cut_said unfinished-mid-data yes
+run_case unfinished-mid-header 0 -i "$work/unfinished-mid-header.data"
+cut_said unfinished-mid-header yes
 run_case unfinished-early 1 -i "$work/unfinished-early.data"
 for c in corrupt-event-size0 corrupt-event-size-max corrupt-data-size corrupt-attr-size0 \
 	 corrupt-attr-offset corrupt-magic; do
