@@ -108,12 +108,14 @@ held_by() { # <case> <site-alternatives> <cache>
 # "named|candidate|none <objects> <gets listed> <frames>", the list naming
 # it for the most objects.  The expected function must be one of the get's
 # first three frames (below the refcount and tracing machinery), as the
-# report's one-line summary shows them: not a caller further down, which
-# the births of the object's other counters may share.
+# report's one-line summary shows them (the counting helpers, the driver
+# model's kobject_get() and get_device() too, looked past): not a caller
+# further down, which the births of the object's other counters may share.
 named_get() { # <case> <site-alternatives> <cache> <get-alternatives>
 	jq -r --arg f "$2" --arg c "$3" --arg g "$4" '
 		def fn: sub("\\+.*$"; "") | sub("\\..*$"; "");
-		def user: map(select(test("^(perf_|__perf|trace_|__traceiter|__do_trace_|__ref_trace|ref_trace|refcount_|__refcount|kref_|file_ref_|__file_ref_|rcuref_|__rcuref_)") | not));
+		def user: map(select(test("^(perf_|__perf|trace_|__traceiter|__do_trace_|__ref_trace|ref_trace|refcount_|__refcount|kref_|file_ref_|__file_ref_|rcuref_|__rcuref_)") | not)
+			| select(test("^(kobject_get|kobject_put|get_device|put_device)[+.]") | not));
 		[.findings[]
 		| select((.site | fn) as $s | ($f | split("|") | index($s)) != null)
 		| select(.cache == $c or ($c == "kmalloc" and (.cache | startswith("kmalloc"))))

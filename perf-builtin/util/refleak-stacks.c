@@ -219,6 +219,25 @@ static bool rl_starts_with_any(const char *name, const char * const *prefixes, s
 }
 
 /*
+ * The driver model's counting helpers: a struct device's reference is a
+ * kref in its kobject, every get and put of it goes through them, and
+ * what took or dropped it is their caller (class_find_device(), for a
+ * lookup by class).
+ */
+static bool rl_device_helper(const char *name)
+{
+	static const char * const helpers[] = {
+		"kobject_get", "kobject_put", "get_device", "put_device",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(helpers); i++)
+		if (!strcmp(name, helpers[i]))
+			return true;
+	return false;
+}
+
+/*
  * The counting helpers and the tracing frames an event fires in: a
  * reference's user is the first frame outside them.
  */
@@ -229,7 +248,7 @@ static bool rl_helper_name(const char *name)
 		"file_ref_", "__file_ref_", "rcuref_", "__rcuref_", "__do_trace_",
 	};
 
-	return rl_starts_with_any(name, helpers, ARRAY_SIZE(helpers));
+	return rl_starts_with_any(name, helpers, ARRAY_SIZE(helpers)) || rl_device_helper(name);
 }
 
 /*
@@ -252,7 +271,7 @@ static bool rl_noise_name(const char *name)
 		"kvmalloc", "__kvmalloc", "slab_", "___slab_", "__slab_",
 	};
 
-	return rl_starts_with_any(name, noise, ARRAY_SIZE(noise));
+	return rl_starts_with_any(name, noise, ARRAY_SIZE(noise)) || rl_device_helper(name);
 }
 
 /* where an interrupt entered: the softirq dispatcher, x86 interrupt vectors */
