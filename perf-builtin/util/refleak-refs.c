@@ -553,20 +553,24 @@ static struct rl_unit *rl_pair_put(struct refleak_stacks *st,
 	return best ?: held;
 }
 
+/* a map of a site's, made at its first use: NULL without memory */
+static struct hashmap *rl_site_map(struct hashmap **map)
+{
+	if (!*map) {
+		*map = hashmap__new(site_pair_hash, site_pair_equal, NULL);
+		if (IS_ERR(*map))
+			*map = NULL;
+	}
+	return *map;
+}
+
 static void rl_learn_pair(struct refleak_site *site, u64 get, u64 put)
 {
 	struct refleak_refs_site *refs = rl_site_refs(site);
 	long n = 0;
 
-	if (!refs)
+	if (!refs || !rl_site_map(&refs->pairs))
 		return;
-	if (!refs->pairs) {
-		refs->pairs = hashmap__new(site_pair_hash, site_pair_equal, NULL);
-		if (IS_ERR(refs->pairs)) {
-			refs->pairs = NULL;
-			return;
-		}
-	}
 	hashmap__find(refs->pairs, rl_pair_key(get, put), &n);
 	hashmap__set(refs->pairs, rl_pair_key(get, put), n + 1, NULL, NULL);
 }
@@ -739,15 +743,8 @@ static void rl_learn_last_put(struct refleak_stacks *st, struct refleak_site *si
 	bool seen_last = false;
 	u32 i;
 
-	if (!refs)
+	if (!refs || !rl_site_map(&refs->last_puts))
 		return;
-	if (!refs->last_puts) {
-		refs->last_puts = hashmap__new(site_pair_hash, site_pair_equal, NULL);
-		if (IS_ERR(refs->last_puts)) {
-			refs->last_puts = NULL;
-			return;
-		}
-	}
 	for (i = l->nr; i-- > 0;) {
 		const struct rl_ledger_entry *e = &l->e[i];
 		long key, n = 0;

@@ -1231,25 +1231,21 @@ static void link_request(int type, int flags, const char *name, bool dummy)
 }
 
 /*
- * A child that deletes the device @name: it may never return.  It sends
- * on the trigger's own netlink socket and reads no answer (the trigger
- * reads on), so that a child stuck in the delete keeps no socket of its
- * own; the trigger checks that the device is gone when the child ends.
+ * A child that deletes the device rlphc<i>: it may never return.  It
+ * sends on the trigger's own netlink socket and reads no answer (the
+ * trigger reads on), so that a child stuck in the delete keeps no socket
+ * of its own; the trigger checks that the device is gone when the child
+ * ends.
  */
-static pid_t link_delete_async(const char *name)
+static void link_delete_child(int i)
 {
+	char name[IFNAMSIZ];
 	struct nl_req req;
-	pid_t pid;
 
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		fail("fork");
-	if (pid == 0) {
-		link_req(&req, RTM_DELLINK, NLM_F_REQUEST, name, false);
-		_exit(send(nl_fd, &req, req.nh.nlmsg_len, 0) == (ssize_t)req.nh.nlmsg_len ? 0 : 1);
-	}
-	return pid;
+	snprintf(name, sizeof(name), "rlphc%d", i);
+	link_req(&req, RTM_DELLINK, NLM_F_REQUEST, name, false);
+	if (send(nl_fd, &req, req.nh.nlmsg_len, 0) != (ssize_t)req.nh.nlmsg_len)
+		fail("send(RTM_DELLINK)");
 }
 
 /* does the network device @name exist? */
@@ -1299,7 +1295,7 @@ static void case_netdev_bind_phc(int n)
 		if (close(fd) < 0)
 			fail("close");
 		if (bind_phc)
-			dels[i / 2] = link_delete_async(name);
+			dels[i / 2] = start_child(link_delete_child, i);
 		else
 			link_request(RTM_DELLINK, 0, name, false);
 	}
