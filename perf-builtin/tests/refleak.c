@@ -1478,18 +1478,26 @@ static int test__refleak_lost_absence(struct test_suite *test __maybe_unused,
 #define IRQ_ENTRY	FN(60)
 /* fork: what it takes, it takes for the child */
 #define COPY_PROCESS	FN(61)
+/* the driver model's counting helpers */
+#define KOBJECT_GET	FN(62)
+#define GET_DEVICE	FN(63)
+#define KOBJECT_PUT	FN(64)
+#define PUT_DEVICE	FN(65)
 
 /*
  * Function FN(n) is "fn", at its 4 KiB boundary; above MACH is the tracing
- * machinery, IRQ_ENTRY the softirq dispatcher and COPY_PROCESS fork's
- * copy_process(), by the names the engine's rules know them by.
+ * machinery, IRQ_ENTRY the softirq dispatcher, COPY_PROCESS fork's
+ * copy_process() and KOBJECT_GET to PUT_DEVICE the driver model's helpers,
+ * by the names the engine's rules know them by.
  */
 static bool test_symbol(void *ctx __maybe_unused, u64 ip, const char **name, u64 *start)
 {
 	*start = ip >= MACH ? MACH : ip & ~0xfffULL;
 	*name = ip >= MACH ? "perf_trace_run_bpf_submit" :
 		*start == IRQ_ENTRY ? "handle_softirqs" :
-		*start == COPY_PROCESS ? "copy_process.isra.0" : "fn";
+		*start == COPY_PROCESS ? "copy_process.isra.0" :
+		*start == KOBJECT_GET ? "kobject_get" : *start == GET_DEVICE ? "get_device" :
+		*start == KOBJECT_PUT ? "kobject_put" : *start == PUT_DEVICE ? "put_device" : "fn";
 	return true;
 }
 
@@ -2322,6 +2330,58 @@ static int test__refleak_past_last_put(struct test_suite *test __maybe_unused,
 	return TEST_OK;
 }
 
+/*
+ * A struct device's gets and puts go through kobject_get() and
+ * get_device() (kobject_put(), put_device()): what took or dropped a
+ * reference is their caller.  A command's lookup and its put pair by the
+ * call they share below the helpers; what is left, the birth and a
+ * registration's get, is named with certainty.  Taken for the users, the
+ * helpers hide the command's scope: the three gets would be candidates.
+ */
+static int test__refleak_refs_device_helpers(struct test_suite *test __maybe_unused,
+					     int subtest __maybe_unused)
+{
+	const u64 root = FN(1), ep = FN(2), create = FN(3), cmd = FN(4), find = FN(5),
+		  reg = FN(7), drop = FN(8);
+	const u64 get[] = { MACH + 0x10, KOBJECT_GET + 0x10, GET_DEVICE + 0x10, find + 0x10,
+			    cmd + 0x10, root + 0x10 };
+	const u64 put[] = { MACH + 0x10, KOBJECT_PUT + 0x10, PUT_DEVICE + 0x10, drop + 0x10,
+			    cmd + 0x20, root + 0x10 };
+	const u64 regd[] = { MACH + 0x10, KOBJECT_GET + 0x10, GET_DEVICE + 0x10, find + 0x10,
+			     reg + 0x10, ep + 0x20, root + 0x20 };
+	struct refleak *rl = new_refs_engine();
+	u32 s_birth, s_get, s_put, s_reg, i;
+	struct refleak_unput *u;
+	struct refleak_group *g;
+	u64 now = T0;
+
+	TEST_ASSERT_VAL("engine", rl);
+	s_birth = stack_of(rl, create + 0x10, ep + 0x10, root + 0x10, 0);
+	s_get = refleak__intern_stack(rl, get, ARRAY_SIZE(get));
+	s_put = refleak__intern_stack(rl, put, ARRAY_SIZE(put));
+	s_reg = refleak__intern_stack(rl, regd, ARRAY_SIZE(regd));
+	for (i = 0; i < 3; i++) {
+		u64 obj = 0x800000 + i * 0x1000, ref = obj + 0x50;
+
+		ev_alloc_pid(rl, now += MS, obj, SITE_L, 1, 100);
+		ev_set_pid(rl, now += MS, ref, 1, s_birth, 100);
+		ev_ref_pid(rl, now += MS, ref, 1, 1, s_reg, 100);
+		ev_ref_pid(rl, now += MS, ref, 2, 1, s_get, 100);
+		ev_ref_pid(rl, now += MS, ref, 3, -1, s_put, 100);
+	}
+	refleak__exit(rl, 100, now += MS);
+	finish(rl, now + 5 * SEC);
+
+	g = only_group(rl, REFLEAK_LIKELY_LEAK);
+	u = only_unput(g);
+	TEST_ASSERT_VAL("one list for the three", g && g->count == 3 && u && u->nr_objects == 3);
+	TEST_ASSERT_VAL("the birth and the registration's get, certain",
+			u->certain && u->refs == 2 && u->nr_stacks == 2 &&
+			u->stacks[0].stack != s_get && u->stacks[1].stack != s_get);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
 static struct test_case tests__refleak[] = {
 	TEST_CASE("balanced object", refleak_balanced),
 	TEST_CASE("one object per class", refleak_classes),
@@ -2368,6 +2428,8 @@ static struct test_case tests__refleak[] = {
 		  refleak_refs_held_at_free),
 	TEST_CASE("likely leaks: past the put that ended the site's balanced objects",
 		  refleak_past_last_put),
+	TEST_CASE("refs: the driver model's helpers are not the users of a reference",
+		  refleak_refs_device_helpers),
 	{ .name = NULL, }
 };
 
