@@ -6,26 +6,22 @@
 # with -b; the host reports on the recordings (faster than TCG).
 
 # A second perf session beside a recording: another 'perf refleak record
-# -b', counting before the recording starts and still running when it
-# ends, whose event descriptors are open for its whole life at the stack
-# where its probes died young.
-beside_start() {
-	perf refleak record -b --settle 0 -o /tmp/beside.data -- sleep 600 \
-		> /dev/null 2> /tmp/beside.err &
-	beside=$!
+# -b', started by the recorded command as the workload starts and still
+# running when the recording ends, whose event and BPF descriptors, opened
+# while its probes came and went at the same stack, are open for its
+# whole life.
+beside='perf refleak record -b --settle 0 -o /tmp/beside.data -- sleep 600 \
+	> /dev/null 2> /tmp/beside.err & echo $! > /tmp/beside.pid; exec "$@"'
+beside_stop() {
+	kill -INT "$(cat /tmp/beside.pid)" 2> /dev/null
 	i=0
-	while ! grep -q '^\[ perf refleak: counting in the kernel' /tmp/beside.err &&
-		kill -0 $beside 2> /dev/null && [ $i -lt 1200 ]; do
+	while kill -0 "$(cat /tmp/beside.pid)" 2> /dev/null && [ $i -lt 300 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
 	grep -q '^\[ perf refleak: counting in the kernel' /tmp/beside.err ||
 		echo "guest-check: the perf session beside did not start: $(tail -n 2 /tmp/beside.err)"
-}
-beside_stop() {
-	kill -INT $beside 2> /dev/null
-	wait $beside 2> /dev/null
-	rm -f /tmp/beside.data*
+	rm -f /tmp/beside.data* /tmp/beside.pid
 }
 
 # The holder outlives balanced by 10 s: let it release everything before
@@ -39,15 +35,13 @@ wait_holder() {
 }
 if [ -x ./balanced ]; then
 	ifconfig lo 127.0.0.1 up 2>/dev/null
-	beside_start
 	run balanced-record perf refleak record -o "$res/balanced.data" --settle 3 -- \
-		./balanced -t 20 -s 0 -H
+		sh -c "$beside" sh ./balanced -t 20 -s 0 -H
 	beside_stop
 	wait_holder
 	# The same, its objects followed in the kernel (record -b).
-	beside_start
 	run balanced-bpf-record perf refleak record -b -o "$res/balanced-bpf.data" --settle 3 -- \
-		./balanced -t 20 -s 0 -H
+		sh -c "$beside" sh ./balanced -t 20 -s 0 -H
 	beside_stop
 	wait_holder
 	# Shorter, with every get and put of files, sockets and pids: the

@@ -27,6 +27,13 @@
 #define SITE_A	0xffffffff81001000ULL
 #define SITE_B	0xffffffff81002000ULL
 #define SITE_N	0xffffffff81003000ULL	/* never refcounted */
+#define SITE_F	0xffffffff81007000ULL	/* struct file's, in the filp cache */
+
+/* the cache of a test site's objects */
+static const char *site_cache(u64 site)
+{
+	return site == SITE_N ? NULL : site == SITE_F ? REFLEAK_FILE_CACHE : "c";
+}
 
 static struct refleak *new_engine(bool keep_objects)
 {
@@ -66,7 +73,7 @@ static int ev_alloc_pid(struct refleak *rl, u64 t, u64 ptr, u64 site, u32 stack,
 {
 	struct refleak_alloc_ev ev = {
 		.time = t, .ptr = ptr, .bytes_alloc = 128, .call_site = site,
-		.cache = site == SITE_N ? NULL : "c", .stack = stack, .pid = pid,
+		.cache = site_cache(site), .stack = stack, .pid = pid,
 	};
 	return refleak__alloc(rl, &ev);
 }
@@ -763,14 +770,14 @@ static void short_life(struct refleak *rl, u64 t, u64 ptr, u64 site, u32 stack, 
 	ev_alloc_pid(rl, t, ptr, site, stack, pid);
 	ev_set(rl, t + 1, ptr + 8, 1);
 	ev_put(rl, t + life - 1, ptr + 8, 0);
-	ev_free(rl, t + life, ptr, "c", 0);
+	ev_free(rl, t + life, ptr, site_cache(site), 0);
 }
 
 /*
  * siblings_died: a kernel worker (pid 7, never exits) allocates at one stack
  * all along; every second object is freed within 2 ms, the others never
  * reach zero.  Counter-examples: a pool filled at the start, siblings that
- * live long, too few siblings.
+ * live long, too few siblings, files whose opener still runs.
  */
 static int test__refleak_likely_siblings(struct test_suite *test __maybe_unused,
 					 int subtest __maybe_unused)
@@ -805,6 +812,24 @@ static int test__refleak_likely_siblings(struct test_suite *test __maybe_unused,
 	TEST_ASSERT_VAL("each object says why", g->nr_objects == 5 &&
 			g->objects[0].evidence == 1 << REFLEAK_EVIDENCE_SIBLINGS_DIED);
 	TEST_ASSERT_VAL("siblings balanced", st->class_count[REFLEAK_BALANCED] == 5);
+	refleak__delete(rl);
+
+	/* the same of files: their opener, still running, holds them */
+	rl = new_engine(false);
+	TEST_ASSERT_VAL("engine", rl);
+	stack = alloc_stack(rl, SITE_F + 0x10);
+	for (i = 0, now = T0; i < 10; i++, now += 200 * MS) {
+		if (i & 1) {
+			short_life(rl, now, 0x90000 - i * 0x1000, SITE_F, stack, 7, 2 * MS);
+		} else {
+			ev_alloc_pid(rl, now, 0x90000 - i * 0x1000, SITE_F, stack, 7);
+			ev_set(rl, now + 1, 0x90008 - i * 0x1000, 1);
+		}
+	}
+	st = finish(rl, now + 3 * SEC);
+	TEST_ASSERT_VAL("files of a running opener are outstanding",
+			!st->class_count[REFLEAK_LIKELY_LEAK] &&
+			st->class_count[REFLEAK_OUTSTANDING] == 5);
 	refleak__delete(rl);
 
 	/* a pool: five objects kept from the start, then siblings come and go */

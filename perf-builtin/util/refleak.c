@@ -1949,6 +1949,19 @@ static struct rl_stack_life *rl_outlived(struct refleak *rl, struct rl_obj *o, u
 }
 
 /*
+ * A struct file (the "filp" cache) allocated by a process still running:
+ * its opener's descriptor table holds its birth reference for as long as
+ * it is open, and the file's siblings that died young were closed.  Its
+ * surviving them says nothing (another perf session's event descriptors,
+ * opened while its probes' came and went): no siblings_died.
+ */
+static bool rl_file_of_running(struct refleak *rl, struct rl_obj *o, u64 end_ns)
+{
+	return o->pid > 0 && o->site->cache && !strcmp(o->site->cache, REFLEAK_FILE_CACHE) &&
+	       rl_running(rl, o->pid, o->alloc_ns, end_ns);
+}
+
+/*
  * siblings_died: the survivors are at least one object in that many of
  * their stack's.  A leaking path leaks every time it runs; a few objects
  * kept out of thousands (a service's connections, its processes' mm) are
@@ -2087,7 +2100,7 @@ static void rl_mark_likely(struct refleak *rl, u64 end_ns)
 			o->evidence |= 1 << REFLEAK_EVIDENCE_COUNTER_LEFT;
 		if (rl_past_last_put(rl, o, end_ns))
 			o->evidence |= 1 << REFLEAK_EVIDENCE_PAST_LAST_PUT;
-		st = rl_outlived(rl, o, end_ns);
+		st = rl_file_of_running(rl, o, end_ns) ? NULL : rl_outlived(rl, o, end_ns);
 		if (st) {
 			/* the live tree is in address order, not time order */
 			o->evidence |= 1 << REFLEAK_EVIDENCE_SIBLINGS_DIED;

@@ -122,6 +122,8 @@ const char *refleak_evidence__name(enum refleak_evidence ev);
 
 /* Name used for the cache of kmalloc() allocations */
 #define REFLEAK_KMALLOC "kmalloc"
+/* The slab cache of struct file */
+#define REFLEAK_FILE_CACHE "filp"
 
 struct refleak_config {
 	/*
