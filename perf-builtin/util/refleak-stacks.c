@@ -36,6 +36,7 @@ enum {
 	RL_FRAME_NOISE		= 1 << 1,	/* machinery: tracing, allocator, counting */
 	RL_FRAME_HELPER		= 1 << 2,	/* a counting helper: not the counter's user */
 	RL_FRAME_IRQ_ENTRY	= 1 << 3,
+	RL_FRAME_FORK		= 1 << 4,	/* fork's copy_process() */
 };
 
 struct rl_frame {
@@ -281,6 +282,12 @@ static bool rl_irq_entry_name(const char *name)
 	       strstarts(name, "asm_sysvec_") || !strcmp(name, "asm_common_interrupt");
 }
 
+/* copy_process(), or a copy of it the compiler made ("copy_process.isra.0") */
+static bool rl_fork_name(const char *name)
+{
+	return strstarts(name, "copy_process") && (!name[12] || name[12] == '.');
+}
+
 static struct rl_frame rl_frame(struct refleak_stacks *st, u64 ip)
 {
 	struct rl_frame f = { .func = ip, }, *kept;
@@ -297,7 +304,8 @@ static struct rl_frame rl_frame(struct refleak_stacks *st, u64 ip)
 		f.name = name;
 		f.what = RL_FRAME_SYMBOL | (rl_noise_name(name) ? RL_FRAME_NOISE : 0) |
 			 (rl_helper_name(name) ? RL_FRAME_HELPER : 0) |
-			 (rl_irq_entry_name(name) ? RL_FRAME_IRQ_ENTRY : 0);
+			 (rl_irq_entry_name(name) ? RL_FRAME_IRQ_ENTRY : 0) |
+			 (rl_fork_name(name) ? RL_FRAME_FORK : 0);
 	}
 	kept = st->frames ? malloc(sizeof(*kept)) : NULL;
 	if (kept) {
@@ -327,6 +335,18 @@ u64 refleak_stacks__func(struct refleak_stacks *st, u64 ip)
 bool refleak_stacks__irq_entry(struct refleak_stacks *st, u64 ip)
 {
 	return rl_frame(st, ip).what & RL_FRAME_IRQ_ENTRY;
+}
+
+bool refleak_stacks__in_fork(struct refleak_stacks *st, u32 id)
+{
+	const u64 *ips;
+	u32 nr, i;
+
+	ips = refleak_stacks__get(st, id, &nr);
+	for (i = 0; ips && i < nr; i++)
+		if (rl_frame(st, ips[i]).what & RL_FRAME_FORK)
+			return true;
+	return false;
 }
 
 u32 refleak_stacks__first_frame(struct refleak_stacks *st, const u64 *ips, u32 nr)

@@ -46,6 +46,8 @@ bool refleak_stacks__symbol(struct refleak_stacks *st, u64 ip, const char **name
 u64 refleak_stacks__func(struct refleak_stacks *st, u64 ip);
 /* the frame is where an interrupt entered: the softirq dispatcher, a vector */
 bool refleak_stacks__irq_entry(struct refleak_stacks *st, u64 ip);
+/* stack @id runs through fork's copy_process(): what it took, it took for the child */
+bool refleak_stacks__in_fork(struct refleak_stacks *st, u32 id);
 /* index of the first frame of a leaf-first stack after the noise frames */
 u32 refleak_stacks__first_frame(struct refleak_stacks *st, const u64 *ips, u32 nr);
 /*

@@ -1953,7 +1953,7 @@ static struct rl_stack_life *rl_outlived(struct refleak *rl, struct rl_obj *o, u
  * its opener's descriptor table holds its birth reference for as long as
  * it is open, and the file's siblings that died young were closed.  Its
  * surviving them says nothing (another perf session's event descriptors,
- * opened while its probes' came and went): no siblings_died.
+ * opened while its probes came and went): no siblings_died.
  */
 static bool rl_file_of_running(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 {
@@ -2005,26 +2005,6 @@ static bool rl_counter_left(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 	return o->last_put_ns + rl->cfg.min_age_ns <= end_ns;
 }
 
-/* is a frame of the stack in the function named @name? */
-static bool rl_stack_in_named(struct refleak *rl, u32 id, const char *name)
-{
-	size_t len = strlen(name);
-	const u64 *ips;
-	u32 nr, i;
-
-	ips = refleak_stacks__get(rl->stacks, id, &nr);
-	for (i = 0; ips && i < nr; i++) {
-		const char *sym;
-		u64 start;
-
-		/* "copy_process", or a clone of it the compiler made ("copy_process.isra.0") */
-		if (refleak_stacks__symbol(rl->stacks, ips[i], &sym, &start) &&
-		    strstarts(sym, name) && (!sym[len] || sym[len] == '.'))
-			return true;
-	}
-	return false;
-}
-
 /*
  * The process @pid that took a reference at @time holds it no more: it
  * exited at least min-age before the end, and the reference was not taken
@@ -2041,7 +2021,7 @@ static bool rl_taker_gone(void *arg, int pid, u64 time, u32 stack)
 	if (pid <= 0 || !hashmap__find(rl->exits, pid, &exit_ns) || (u64)exit_ns < time ||
 	    (u64)exit_ns + rl->cfg.min_age_ns > rl->now)
 		return false;
-	return !rl_stack_in_named(rl, stack, "copy_process");
+	return !refleak_stacks__in_fork(rl->stacks, stack);
 }
 
 /*
