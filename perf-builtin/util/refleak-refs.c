@@ -564,7 +564,8 @@ static struct hashmap *rl_site_map(struct hashmap **map)
 	return *map;
 }
 
-static void rl_learn_pair(struct refleak_site *site, u64 get, u64 put)
+/* @nr references taken at @get were put at @put */
+static void rl_learn_pair(struct refleak_site *site, u64 get, u64 put, s64 nr)
 {
 	struct refleak_refs_site *refs = rl_site_refs(site);
 	long n = 0;
@@ -572,7 +573,7 @@ static void rl_learn_pair(struct refleak_site *site, u64 get, u64 put)
 	if (!refs || !rl_site_map(&refs->pairs))
 		return;
 	hashmap__find(refs->pairs, rl_pair_key(get, put), &n);
-	hashmap__set(refs->pairs, rl_pair_key(get, put), n + 1, NULL, NULL);
+	hashmap__set(refs->pairs, rl_pair_key(get, put), n + nr, NULL, NULL);
 }
 
 /*
@@ -587,7 +588,7 @@ static void rl_pair_ledger(struct refleak_stacks *st, struct refleak_site *site,
 	memset(pr, 0, sizeof(*pr));
 	for (i = 0; i < l->nr; i++) {
 		const struct rl_ledger_entry *e = &l->e[i];
-		s32 k;
+		s64 k, n, j;
 
 		if (e->delta > 0) {
 			struct rl_unit *u = rl_unit(st, pr, e->stack, i);
@@ -596,29 +597,34 @@ static void rl_pair_ledger(struct refleak_stacks *st, struct refleak_site *site,
 				u->gets += e->delta;
 			continue;
 		}
-		for (k = 0; k < -e->delta; k++) {
+		/*
+		 * The references of one put, paired as many at a time as the
+		 * unit chosen holds: the rules choose it again while it does
+		 * (a bias such as the VMA lock's 2^30 is one put).
+		 */
+		for (k = -(s64)e->delta; k > 0; k -= n) {
 			bool decided;
 			struct rl_unit *u = rl_pair_put(st, site, pr, e->stack, &decided);
 
 			if (!u) {
-				pr->excess++;
-				continue;
+				pr->excess += k;
+				break;
 			}
-			u->paired++;
+			n = min(k, u->gets - u->paired);
+			u->paired += n;
 			if (!decided) {
 				/* what rule 4 compares: kept when pairing for it */
 				if (site)
 					continue;
-				if (pr->nr_open < RL_OPEN_MAX)
-					pr->open[pr->nr_open] = rl_stack_key(st, e->stack);
-				else
-					pr->overflow = true;
-				pr->nr_open++;
+				for (j = 0; j < n && pr->nr_open + j < RL_OPEN_MAX; j++)
+					pr->open[pr->nr_open + j] = rl_stack_key(st, e->stack);
+				pr->overflow |= j < n;
+				pr->nr_open = min_t(u64, (u64)pr->nr_open + n, UINT32_MAX);
 				continue;
 			}
-			u->sure++;
+			u->sure += n;
 			if (learn && u->stack && e->stack)
-				rl_learn_pair(site, u->key, rl_stack_key(st, e->stack));
+				rl_learn_pair(site, u->key, rl_stack_key(st, e->stack), n);
 		}
 	}
 }
