@@ -1723,6 +1723,61 @@ static int test__refleak_refs_bias(struct test_suite *test __maybe_unused,
 }
 
 /*
+ * Two puts on one counter reported the other way round: a task preempted
+ * between its put's atomic and its event reports it after another task's
+ * put.  The scenario above, each object holding a second reference for a
+ * while: the put that drops it and the put after it come in the wrong
+ * order.  Their counts tell the order they happened in, and the lookup's
+ * get is still named with certainty.
+ */
+static int test__refleak_refs_reordered(struct test_suite *test __maybe_unused,
+					int subtest __maybe_unused)
+{
+	const u64 root = FN(1), ep = FN(2), use = FN(4), hold = FN(9);
+	struct refleak *rl = new_refs_engine();
+	struct refleak_unput *u;
+	struct refleak_group *g;
+	u32 s_hold, s_drop;
+	struct ep_stacks st;
+	u64 now = T0;
+	int i;
+
+	TEST_ASSERT_VAL("engine", rl);
+	ep_stacks(rl, &st);
+	s_hold = stack_of(rl, hold + 0x10, use + 0x40, ep + 0x20, root + 0x10);
+	s_drop = stack_of(rl, hold + 0x60, use + 0x40, ep + 0x20, root + 0x10);
+	for (i = 0; i < 8; i++) {
+		u64 obj = 0x100000 + i * 0x1000, ref = obj + 8;
+		bool fail = i % 2;
+
+		ev_alloc_pid(rl, now += MS, obj, SITE_L, 1, 100);
+		ev_set_at(rl, now += MS, ref, 1, st.set);
+		ev_ref(rl, now += MS, ref, 1, 1, st.get);
+		ev_ref(rl, now += MS, ref, 2, 1, s_hold);
+		/* the put after the hold's drop, reported first */
+		ev_ref(rl, now += MS, ref, 2, -1, fail ? st.owner : st.put);
+		ev_ref(rl, now += MS, ref, 3, -1, s_drop);
+		if (!fail) {
+			ev_put(rl, now += MS, ref, st.owner);
+			ev_free(rl, now += MS, obj, "c", 0);
+		}
+	}
+	refleak__exit(rl, 100, now += MS);
+	finish(rl, now + 5 * SEC);
+
+	g = only_group(rl, REFLEAK_LIKELY_LEAK);
+	TEST_ASSERT_VAL("four likely leaks", g && g->count == 4);
+	u = only_unput(g);
+	TEST_ASSERT_VAL("one list for the four", u && u->nr_objects == 4);
+	TEST_ASSERT_VAL("one reference, certain", u->refs == 1 && u->certain);
+	TEST_ASSERT_VAL("the lookup's get",
+			u->nr_stacks == 1 && u->stacks[0].stack == st.get &&
+			u->stacks[0].balance == 1);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+/*
  * An object with two counters, a main count and a passive count: the main
  * count reaches zero in every object; in every second one an error path
  * forgets to put the passive count's get, so the object is never freed.
@@ -2493,6 +2548,7 @@ static struct test_case tests__refleak[] = {
 	TEST_CASE("lost windows out of time order", refleak_lost_unsorted),
 	TEST_CASE("refs: the get an error path never put", refleak_refs_error_path),
 	TEST_CASE("refs: a bias of 2^30 references is one get and one put", refleak_refs_bias),
+	TEST_CASE("refs: two puts reported the other way round", refleak_refs_reordered),
 	TEST_CASE("refs: several gets could own a put", refleak_refs_ambiguous),
 	TEST_CASE("refs: one get at several stacks below its callers",
 		  refleak_refs_one_get_many_stacks),

@@ -69,7 +69,9 @@
  *
  * Counts are checked: each ref_trace_ref carries the count before it, and
  * a count that differs from the ledger's means an event is missing (lost,
- * or an untraced path changed the counter).  References held before the
+ * or an untraced path changed the counter), unless it and the event before
+ * it fit the other way round: a task preempted between its atomic and its
+ * event reports it after the next one (rl_ledger_before_last()).  References held before the
  * first event seen (the counter was born before the recording, or without
  * refcount_set()) are a get of stack 0.  Either makes the result uncertain.
  */
@@ -117,10 +119,23 @@ struct refleak_ledger {
 	s32			count;		/* references held, by the events */
 	bool			truncated;	/* more than RL_LEDGER_MAX events */
 	bool			inconsistent;	/* a put was not seen */
+	/* the last event's count before it, by the ledger and by itself */
+	s32			before_last;
+	s32			last_old;
+	/* what the last event's count changed: enum rl_ledger_fix */
+	u8			last_fix;
+	bool			was_inconsistent;
 	/* 1 + the object's counters that reached zero before this one; 0: never */
 	u8			zero_order;
 	struct rl_ledger_entry	*e;
 	struct refleak_ledger	*next;		/* another counter of the object */
+};
+
+/* what a ledger's last event did to it, for rl_ledger_before_last() */
+enum rl_ledger_fix {
+	RL_FIX_NONE,
+	RL_FIX_INCONSISTENT,	/* it made the ledger inconsistent */
+	RL_FIX_UNSEEN,		/* a get of stack 0 was pushed before it */
 };
 
 /* references taken at one stack, in a pairing */
@@ -262,26 +277,65 @@ int refleak_ledger__birth(struct refleak_ledger **lp, u32 offset, u32 stack, s32
 	if (err)
 		return err < 0 ? err : 0;
 	l->count += count;
+	l->last_fix = RL_FIX_NONE;
 	return refleak_ledger__push(l, stack, count, time, pid);
+}
+
+/*
+ * The event @old, @delta came before the ledger's last one, which was
+ * reported first: a task is preempted between a put's atomic and its
+ * event (the tracepoint runs preemptible, after the probes registered
+ * before perf's), and another task's get or put on the counter is
+ * reported in between.  Its count and the last one's say so: it found
+ * the count the last one was given, and left the one the last one found.
+ * Put it before the last one and undo what the last one's count made of
+ * the ledger.  Only two adjacent events: what a preemption reorders.
+ */
+static bool rl_ledger_before_last(struct refleak_ledger *l, s32 old, s32 delta,
+				  struct rl_ledger_entry *last)
+{
+	if (!l->nr || l->last_fix == RL_FIX_NONE || old != l->before_last ||
+	    l->last_old != old + delta)
+		return false;
+	*last = l->e[--l->nr];
+	if (l->last_fix == RL_FIX_UNSEEN)
+		l->nr--;	/* the get of stack 0 pushed before it */
+	else
+		l->inconsistent = l->was_inconsistent;
+	l->last_fix = RL_FIX_NONE;
+	return true;
 }
 
 int refleak_ledger__ref(struct refleak_ledger **lp, u32 offset, u32 stack, s32 old, s32 delta,
 			u64 time, int pid)
 {
+	struct rl_ledger_entry last;
 	struct refleak_ledger *l;
 	int err = refleak_ledger__of(lp, offset, &l);
+	u8 fix = RL_FIX_NONE;
 
 	if (err)
 		return err;
+	if (old != l->count && rl_ledger_before_last(l, old, delta, &last)) {
+		/* in its place, before the last one; the count after both is the same */
+		err = refleak_ledger__push(l, stack, delta, time, pid);
+		return err ?: refleak_ledger__push(l, last.stack, last.delta, last.time, last.pid);
+	}
+	l->before_last = l->count;
+	l->last_old = old;
+	l->was_inconsistent = l->inconsistent;
 	if (old > l->count) {
 		/* references the events never showed taken: stack 0 */
 		err = refleak_ledger__push(l, 0, old - l->count, 0, 0);
 		if (err)
 			return err;
+		fix = RL_FIX_UNSEEN;
 	} else if (old < l->count) {
 		l->inconsistent = true;		/* a put was missed */
+		fix = RL_FIX_INCONSISTENT;
 	}
 	l->count = old + delta;
+	l->last_fix = fix;
 	return refleak_ledger__push(l, stack, delta, time, pid);
 }
 
@@ -302,6 +356,7 @@ int refleak_ledger__final(struct refleak_ledger *l, u32 offset, u32 stack, u64 t
 		l->zero_order = order;
 	held = l->count > 0 ? l->count : 1;
 	l->count = 0;
+	l->last_fix = RL_FIX_NONE;
 	return refleak_ledger__push(l, stack, -held, time, 0);
 }
 
