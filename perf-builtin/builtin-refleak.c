@@ -2971,11 +2971,15 @@ static bool rl_to_pipe(int argc, const char **argv)
  * -b follows the life cycle events, and writes to a file what the programs
  * kept, at the end, before the events of the run.  0 or the exit status.
  */
-static int rl_record_bpf_usage(bool kmem_only, const char *refs, int argc, const char **argv)
+static int rl_record_bpf_usage(bool kmem_only, const char *refs, bool gets_puts, int argc,
+			       const char **argv)
 {
-	if (kmem_only || refs) {
-		pr_err("perf refleak record: -b follows the life cycle events only: not with %s\n",
-		       kmem_only ? "--kmem-only" : "--refs");
+	if (kmem_only) {
+		pr_err("perf refleak record: -b follows the life cycle events: not with --kmem-only\n");
+		return RL_EXIT_USAGE;
+	}
+	if (refs && !gets_puts) {
+		pr_err("perf refleak record: --refs chooses the caches whose gets and puts -b follows: not with --no-gets-puts\n");
 		return RL_EXIT_USAGE;
 	}
 	if (rl_to_pipe(argc, argv)) {
@@ -2983,6 +2987,24 @@ static int rl_record_bpf_usage(bool kmem_only, const char *refs, int argc, const
 		return RL_EXIT_USAGE;
 	}
 	return 0;
+}
+
+/*
+ * -b: the gets and puts of every object followed, unless --no-gets-puts
+ * (with --refs, of those caches: rl_record_check() made its filter).  The
+ * event is in the recording for its format, and its filter says which
+ * caches were followed (rl_refs_recorded()): all.  NULL: none.
+ */
+static const char *rl_record_bpf_refs(bool gets_puts)
+{
+	if (!gets_puts)
+		return NULL;
+	if (!is_valid_tracepoint(REFLEAK_REF_TP)) {
+		pr_warning("perf refleak: %s not found: -b does not follow gets and puts (a kernel without CONFIG_REF_TRACE_REFS)\n",
+			   REFLEAK_REF_TP);
+		return NULL;
+	}
+	return "cache ~ \"*\"";
 }
 
 /* -b: a perf built with the BPF programs, a kernel with BTF.  0 or the exit status. */
@@ -3141,7 +3163,7 @@ static int rl_record(int argc, const char **argv)
 	struct rl_args args = { .argv = NULL, };
 	const char *refs = NULL;
 	char *refs_filter = NULL;
-	bool kmem_only = false, bpf = false;
+	bool kmem_only = false, bpf = false, gets_puts = true;
 	int i, rec_argc, ret;
 	const struct option options[] = {
 	OPT_BOOLEAN('b', "use-bpf", &bpf,
@@ -3150,12 +3172,14 @@ static int rl_record(int argc, const char **argv)
 		     "with -b: how many live objects can be followed"),
 	OPT_UINTEGER(0, "checkpoint", &checkpoint,
 		     "with -b: write the state into a checkpoint every n seconds (0: never)"),
+	OPT_BOOLEAN(0, "gets-puts", &gets_puts,
+		    "with -b: every get and put of the objects followed (the default)"),
 	OPT_BOOLEAN(0, "kmem-only", &kmem_only,
 		    "record the kmem events alone (a kernel without " REFLEAK_KCONFIG ")"),
 	OPT_STRING(0, "settle", &settle, "seconds",
 		   "go on recording after <command> exited (default " REFLEAK_DEFAULT_SETTLE ")"),
 	OPT_STRING(0, "refs", &refs, "cache[,cache...]",
-		   "also every get and put of counters in these slab caches ('kmalloc-*64')"),
+		   "also every get and put of counters in these slab caches ('kmalloc-*64'); with -b, only of these"),
 	OPT_END()
 	};
 	const char * const rec_usage[] = {
@@ -3179,7 +3203,7 @@ static int rl_record(int argc, const char **argv)
 	}
 
 	/* what this perf cannot do first, then what the kernel lacks */
-	ret = bpf ? rl_record_bpf_usage(kmem_only, refs, argc - 1, argv + 1) : 0;
+	ret = bpf ? rl_record_bpf_usage(kmem_only, refs, gets_puts, argc - 1, argv + 1) : 0;
 	if (!ret && bpf)
 		ret = rl_record_bpf();
 	if (!ret)
@@ -3205,6 +3229,8 @@ static int rl_record(int argc, const char **argv)
 		o.bpf_entries = bpf_entries;
 		snprintf(switch_output, sizeof(switch_output), "--switch-output=%us", checkpoint);
 		o.switch_output = checkpoint ? switch_output : NULL;
+		if (!refs_filter)
+			o.refs_filter = rl_record_bpf_refs(gets_puts);
 	}
 	/* counted, then written: exactly as many */
 	rl_record_args(&args, &o);

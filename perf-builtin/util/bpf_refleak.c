@@ -41,6 +41,7 @@
 #include "util/perf-hooks.h"
 #include "util/sample.h"
 #include "util/session.h"
+#include "util/string2.h"
 #include "util/symbol.h"
 #include "util/synthetic-events.h"
 #include "util/tracepoint.h"
@@ -212,12 +213,98 @@ static void rl_verifier_stats_show(void)
 	zfree(&rl_verifier_logs);
 }
 
+/* record -b --refs: the caches whose gets and puts are followed */
+struct rl_refs_caches {
+	char	(*name)[RL_BPF_CACHE_NAME];
+	size_t	nr;
+	bool	narrowed;	/* false: every cache */
+};
+
+static int rl_refs_cache_add(struct rl_refs_caches *c, const char *name)
+{
+	char (*grown)[RL_BPF_CACHE_NAME] = realloc(c->name, (c->nr + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	c->name = grown;
+	memset(grown[c->nr], 0, sizeof(grown[c->nr]));
+	/* cut as the programs read the name */
+	memcpy(grown[c->nr], name, min_t(size_t, strlen(name), RL_BPF_CACHE_NAME - 1));
+	c->nr++;
+	return 0;
+}
+
+/*
+ * The kernel's caches (/proc/slabinfo) that the globs of ref_trace_ref's
+ * filter match ('cache ~ "<glob>"', one per --refs cache); "*" (no
+ * --refs) is every cache, not narrowed.  0 or -1.
+ */
+static int rl_refs_caches(const char *filter, struct rl_refs_caches *c)
+{
+	static const char op[] = "cache ~ \"";
+	char line[512], name[256], **globs = NULL;
+	size_t nr_globs = 0, i;
+	const char *p, *end;
+	int err = 0;
+	FILE *f;
+
+	for (p = filter; p && (p = strstr(p, op)) != NULL; p = end + 1) {
+		char **grown;
+
+		p += strlen(op);
+		end = strchr(p, '"');
+		if (!end)
+			break;
+		if (end - p == 1 && *p == '*')
+			goto out;	/* every cache */
+		grown = realloc(globs, (nr_globs + 1) * sizeof(*globs));
+		if (!grown || !(grown[nr_globs] = strndup(p, end - p))) {
+			globs = grown ?: globs;
+			err = -1;
+			goto out;
+		}
+		globs = grown;
+		nr_globs++;
+	}
+	if (!nr_globs)
+		goto out;
+	c->narrowed = true;
+	f = fopen("/proc/slabinfo", "r");
+	if (!f) {
+		pr_err("perf refleak: cannot read /proc/slabinfo for the caches of --refs: %m\n");
+		err = -1;
+		goto out;
+	}
+	while (!err && fgets(line, sizeof(line), f)) {
+		if (strstarts(line, "slabinfo") || line[0] == '#' ||
+		    sscanf(line, "%255s", name) != 1)
+			continue;
+		for (i = 0; i < nr_globs && !err; i++) {
+			if (strglobmatch(name, globs[i])) {
+				err = rl_refs_cache_add(c, name);
+				break;
+			}
+		}
+	}
+	fclose(f);
+	if (!err && !c->nr)
+		pr_warning("perf refleak: no cache of the kernel matches --refs: no get or put is followed\n");
+out:
+	for (i = 0; i < nr_globs; i++)
+		free(globs[i]);
+	free(globs);
+	return err;
+}
+
 /*
  * open, size (@nr_entries objects followed at once, 0: the default), load
- * and attach the programs, and enable them; 0 or -1
+ * and attach the programs, and enable them; with @refs, the one that keeps
+ * the gets and puts of the objects followed too, of the caches in @refs
+ * when it is narrowed.  0 or -1
  */
-static int rl_load(unsigned int nr_entries)
+static int rl_load(unsigned int nr_entries, const struct rl_refs_caches *refs)
 {
+	size_t i;
 	struct bpf_program *prog;
 	u64 start_ns = rl_monotonic_ns();
 	double opened, loaded;
@@ -236,6 +323,15 @@ static int rl_load(unsigned int nr_entries)
 	bpf_map__set_max_entries(skel->maps.sites, n / 4 ?: 1);
 	bpf_map__set_max_entries(skel->maps.alloc_stacks, n / 4 ?: 1);
 	bpf_map__set_max_entries(skel->maps.procs, n / 4 ?: 1);
+	/* a few gets and puts per object followed, most of them balanced soon */
+	bpf_map__set_max_entries(skel->maps.refs, refs ? 4 * n : 1);
+	bpf_map__set_max_entries(skel->maps.samples, refs ? n / 8 ?: 1 : 1);
+	bpf_map__set_max_entries(skel->maps.sample_next, refs ? n / 16 ?: 1 : 1);
+	bpf_map__set_max_entries(skel->maps.refs_caches, refs && refs->nr ? refs->nr : 1);
+	skel->rodata->follow_refs = refs;
+	skel->rodata->refs_narrowed = refs && refs->narrowed;
+	if (!refs)
+		bpf_program__set_autoload(skel->progs.rl_ref_trace_ref, false);
 	skel->rodata->nr_cpus = libbpf_num_possible_cpus();
 	skel->rodata->mark_stale_ticks = rl_hz();
 	/* the kernel series' own event: without it, what RCU frees is not seen */
@@ -253,6 +349,16 @@ static int rl_load(unsigned int nr_entries)
 		pr_err("perf refleak: cannot load the BPF programs (%d): a kernel with BTF (CONFIG_DEBUG_INFO_BTF) and the ref_trace events is needed\n",
 		       err);
 		goto out;
+	}
+	for (i = 0; refs && i < refs->nr; i++) {
+		u8 one = 1;
+
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.refs_caches), refs->name[i], &one,
+					BPF_ANY)) {
+			pr_err("perf refleak: cannot give the programs the caches of --refs: %m\n");
+			err = -1;
+			goto out;
+		}
 	}
 	err = refleak_bpf__attach(skel);
 	if (err) {
@@ -293,11 +399,23 @@ static void rl_say_counting(void *ctx __maybe_unused)
  */
 int refleak_bpf_prepare(struct evlist *evlist, unsigned int nr_entries)
 {
+	/*
+	 * The recording has the event for its format: its gets and puts are
+	 * wanted, of the caches its filter names
+	 */
+	struct evsel *ref = evlist__find_evsel_by_str(evlist, rl_ev_name(RL_BPF_REF));
+	struct rl_refs_caches refs = { .name = NULL, };
+	int err;
+
 	if (parse_event(evlist, "bpf-output/name=" REFLEAK_BPF_EVENT "/")) {
 		pr_err("perf refleak: cannot add the %s event\n", REFLEAK_BPF_EVENT);
 		return -1;
 	}
-	if (rl_load(nr_entries))
+	err = ref ? rl_refs_caches(ref->filter, &refs) : 0;
+	if (!err)
+		err = rl_load(nr_entries, ref ? &refs : NULL);
+	free(refs.name);
+	if (err)
 		return -1;
 	return perf_hooks__set_hook("record_start", rl_say_counting, NULL);
 }
@@ -325,7 +443,12 @@ struct rl_writer {
 	struct machine		*machine;
 	struct hashmap		*stacks;	/* stack key -> struct rl_frames */
 	u64			nr_stacks_lost;	/* keys no longer in the map */
+	/* ... of a sample's events: only what the report learns is less */
+	u64			nr_sample_stacks_lost;
+	bool			sample;		/* writing samples */
 	int			stacks_fd;
+	int			refs_fd;
+	struct rl_bpf_ev	*refs;		/* an object's gets and puts, RL_BPF_REFS */
 	int			alloc_stacks_fd;
 	int			names_fd;
 	ssize_t			bytes;
@@ -334,6 +457,7 @@ struct rl_writer {
 	union perf_event	*event;
 	u8			*raw;		/* a sample's raw data, padded */
 	struct evsel		*evsel[RL_BPF_NR_EV_KINDS];
+	struct evsel		*ref_evsel;	/* NULL: gets and puts not followed */
 	struct evsel		*bpf_evsel;
 	struct ip_callchain	*callchain;
 	bool			checkpoint;	/* the programs still run */
@@ -378,7 +502,10 @@ static const struct rl_frames *rl_frames_of(struct rl_writer *w, u64 key)
 		return NULL;
 	if (bpf_map_lookup_elem(w->alloc_stacks_fd, &key, &taken) &&
 	    bpf_map_lookup_elem(w->stacks_fd, &key, &taken)) {
-		w->nr_stacks_lost++;
+		if (w->sample)
+			w->nr_sample_stacks_lost++;
+		else
+			w->nr_stacks_lost++;
 	} else {
 		nr = min_t(u32, taken.nr, RL_MAX_STACK);
 		/* the machinery is at the top: skip up to its last frame there */
@@ -519,7 +646,8 @@ static const char *rl_cache_name(struct rl_writer *w, u64 cache, char *buf)
 /* the tracepoint of an event of @kind, its record begun in @r; NULL: none */
 static struct evsel *rl_raw_begin(struct rl_writer *w, u8 kind, u32 pid, struct rl_raw *r)
 {
-	struct evsel *evsel = kind < RL_BPF_NR_EV_KINDS ? w->evsel[kind] : NULL;
+	struct evsel *evsel = kind < RL_BPF_NR_EV_KINDS ? w->evsel[kind] :
+			      kind == RL_BPF_REF ? w->ref_evsel : NULL;
 	struct tep_event *tp = evsel ? evsel__tp_format(evsel) : NULL;
 
 	if (!tp)
@@ -565,6 +693,7 @@ static void rl_write_ev(struct rl_writer *w, const struct rl_bpf_obj *o,
 	case RL_BPF_SET:
 	case RL_BPF_FINAL_PUT:
 	case RL_BPF_ANOMALY:
+	case RL_BPF_REF:
 		obj = addr + ev->offset;	/* the counter */
 		break;
 	default:
@@ -578,7 +707,8 @@ static void rl_write_ev(struct rl_writer *w, const struct rl_bpf_obj *o,
 	rl_raw_set(&raw, f->caller, ev->caller);
 	rl_raw_set(&raw, f->value, (u32)ev->value);
 	rl_raw_set(&raw, f->counter_kind, ev->ctr_kind);
-	if (ev->kind == RL_BPF_CACHE_FREE)
+	rl_raw_set(&raw, f->delta, (u32)ev->delta);
+	if (ev->kind == RL_BPF_CACHE_FREE || (ev->kind == RL_BPF_REF && o->cache))
 		rl_raw_set_str(&raw, f->cache, rl_cache_name(w, o->cache, name));
 	rl_write_sample(w, evsel, rl_time_after(w, ev->time), ev->pid, ev->tid, ev->cpu,
 			ev->caller, rl_frames_of(w, ev->stack), raw.data, raw.size);
@@ -605,9 +735,37 @@ static void rl_write_alloc(struct rl_writer *w, const struct rl_bpf_obj *o)
 			o->call_site, rl_frames_of(w, o->stack), raw.data, raw.size);
 }
 
+static int rl_ev_time_cmp(const void *a, const void *b)
+{
+	const struct rl_bpf_ev *x = a, *y = b;
+
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/*
+ * An object's gets and puts kept, in time order (two CPUs may number
+ * them the other way round), into w->refs; those the map lost are left
+ * out, which the counts before the ones kept then tell
+ */
+static u32 rl_read_refs(struct rl_writer *w, const struct rl_bpf_obj *o)
+{
+	u32 i, n = 0, nr = min_t(u32, o->nr_refs, RL_BPF_REFS);
+	struct rl_ref_key key = { .id = o->id };
+
+	if (!w->ref_evsel)
+		return 0;
+	for (i = 0; i < nr; i++) {
+		key.nr = i;
+		if (!bpf_map_lookup_elem(w->refs_fd, &key, &w->refs[n]))
+			n++;
+	}
+	qsort(w->refs, n, sizeof(*w->refs), rl_ev_time_cmp);
+	return n;
+}
+
 static void rl_write_object(struct rl_writer *w, const struct rl_bpf_obj *o)
 {
-	u32 i;
+	u32 i, r = 0, nr_refs;
 
 	w->last_time = 0;
 	if (o->flags & RL_BPF_OBJ_ORPHAN) {
@@ -616,13 +774,19 @@ static void rl_write_object(struct rl_writer *w, const struct rl_bpf_obj *o)
 			rl_write_ev(w, o, &o->log[0], o->ptr);
 		return;
 	}
+	nr_refs = rl_read_refs(w, o);
 	rl_write_alloc(w, o);
 	for (i = 0; i < o->nr_log && i < RL_BPF_LOG; i++) {
 		/* the free comes before a late event */
 		if ((o->flags & RL_BPF_OBJ_FREED) && i >= o->nr_log_at_free)
 			break;
+		/* a counter's gets and puts come after its birth, before its final put */
+		for (; r < nr_refs && w->refs[r].time < o->log[i].time; r++)
+			rl_write_ev(w, o, &w->refs[r], o->ptr);
 		rl_write_ev(w, o, &o->log[i], o->ptr);
 	}
+	for (; r < nr_refs; r++)
+		rl_write_ev(w, o, &w->refs[r], o->ptr);
 	if (o->flags & RL_BPF_OBJ_FREED)
 		rl_write_ev(w, o, &o->free, o->ptr);
 	for (; i < o->nr_log && i < RL_BPF_LOG; i++)
@@ -925,7 +1089,7 @@ static void rl_debug_prog_times(void)
 static u32 rl_map_entries(struct bpf_map *map)
 {
 	int fd = bpf_map__fd(map);
-	u8 key[32], *prev = NULL;
+	u8 key[64], *prev = NULL;
 	u32 n = 0;
 
 	if (bpf_map__key_size(map) > sizeof(key))
@@ -977,6 +1141,21 @@ static void rl_debug_maps(void)
 		 rl_map_entries(skel->maps.alloc_stacks),
 		 bpf_map__max_entries(skel->maps.alloc_stacks),
 		 rl_map_entries(skel->maps.reports), bpf_map__max_entries(skel->maps.reports));
+	if (bpf_program__autoload(skel->progs.rl_ref_trace_ref)) {
+		struct bpf_prog_info info = {};
+		u32 len = sizeof(info);
+
+		bpf_prog_get_info_by_fd(bpf_program__fd(skel->progs.rl_ref_trace_ref), &info, &len);
+		pr_debug("perf refleak: gets and puts of objects followed: %llu; kept at once: %llu at the most, of %u; not kept: %llu over an object's %d, %llu with the map full; missed, nested in the program: %llu (of every counter)\n",
+			 (unsigned long long)skel->bss->nr_refs_seen,
+			 (unsigned long long)skel->bss->max_refs_kept,
+			 bpf_map__max_entries(skel->maps.refs),
+			 (unsigned long long)skel->bss->nr_refs_not_kept, RL_BPF_REFS,
+			 (unsigned long long)skel->bss->nr_refs_map_full,
+			 (unsigned long long)info.recursion_misses);
+		pr_debug("perf refleak: balanced objects kept whole: %u of %u\n",
+			 rl_map_entries(skel->maps.samples), bpf_map__max_entries(skel->maps.samples));
+	}
 	pr_debug("perf refleak: processes kept: %u of %u\n",
 		 rl_map_entries(skel->maps.procs), bpf_map__max_entries(skel->maps.procs));
 	pr_debug("perf refleak: objects followed with the stack of their counter's birth: %llu\n",
@@ -1021,6 +1200,9 @@ static void rl_write_misses(struct rl_writer *w, const struct rl_counts *counts,
 	rl_debug_unplaced(w);
 	rl_debug_prog_times();
 	rl_debug_maps();
+	if (w->nr_sample_stacks_lost)
+		pr_debug("perf refleak: stacks of balanced objects kept whole no longer in the map: %llu\n",
+			 (unsigned long long)w->nr_sample_stacks_lost);
 	/* first in time: the report knows which verdicts are uncertain before it makes them */
 	rl_write_sample(w, w->bpf_evsel, rec.first_ns ?: 1, 0, 0, 0, 0, NULL, &rec, sizeof(rec));
 }
@@ -1050,6 +1232,8 @@ static ssize_t rl_write_state(struct perf_session *session, const struct rl_coun
 	w.stacks_fd = bpf_map__fd(skel->maps.stacks);
 	w.alloc_stacks_fd = bpf_map__fd(skel->maps.alloc_stacks);
 	w.names_fd = bpf_map__fd(skel->maps.cache_names);
+	w.refs_fd = bpf_map__fd(skel->maps.refs);
+	w.refs = calloc(RL_BPF_REFS, sizeof(*w.refs));
 	w.stacks = hashmap__new(rl_id_hash, rl_id_equal, NULL);
 	w.event = zalloc(PERF_SAMPLE_MAX_SIZE);
 	w.raw = zalloc(PERF_SAMPLE_MAX_SIZE);
@@ -1057,7 +1241,9 @@ static ssize_t rl_write_state(struct perf_session *session, const struct rl_coun
 	w.bpf_evsel = evlist__find_evsel_by_str(session->evlist, REFLEAK_BPF_EVENT);
 	for (i = 0; i < RL_BPF_NR_EV_KINDS; i++)
 		w.evsel[i] = evlist__find_evsel_by_str(session->evlist, rl_ev_name(i));
-	if (IS_ERR(w.stacks) || !w.event || !w.raw || !w.callchain || !w.bpf_evsel ||
+	if (bpf_program__autoload(skel->progs.rl_ref_trace_ref))
+		w.ref_evsel = evlist__find_evsel_by_str(session->evlist, rl_ev_name(RL_BPF_REF));
+	if (IS_ERR(w.stacks) || !w.event || !w.raw || !w.callchain || !w.bpf_evsel || !w.refs ||
 	    !w.evsel[RL_BPF_KMALLOC] || !w.evsel[RL_BPF_SET]) {
 		pr_err("perf refleak: cannot write what the BPF programs kept\n");
 		goto out;
@@ -1065,6 +1251,9 @@ static ssize_t rl_write_state(struct perf_session *session, const struct rl_coun
 
 	rl_write_objects(&w, skel->maps.objects);
 	rl_write_objects(&w, skel->maps.reports);
+	w.sample = true;
+	rl_write_objects(&w, skel->maps.samples);
+	w.sample = false;
 	rl_write_sites(&w);
 	rl_write_procs(&w);
 	rl_write_misses(&w, counts, end_ns);
@@ -1078,6 +1267,7 @@ out:
 	free(w.event);
 	free(w.raw);
 	free(w.callchain);
+	free(w.refs);
 	return w.bytes;
 }
 
@@ -1133,7 +1323,7 @@ ssize_t refleak_bpf_checkpoint(struct perf_session *session)
 
 int refleak_bpf_top_start(const struct refleak_bpf_opts *opts)
 {
-	if (rl_load(opts->nr_entries))
+	if (rl_load(opts->nr_entries, /*refs=*/NULL))
 		return -1;
 	rl_say_counting(NULL);
 	return 0;

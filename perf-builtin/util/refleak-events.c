@@ -44,7 +44,7 @@ const struct refleak_event refleak_events[] = {
 	{ REFLEAK_PUT_TP, REFLEAK_EV_FINAL_PUT, &rl_final_put, RL_BPF_FINAL_PUT, false },
 	{ REFLEAK_SET_TP, REFLEAK_EV_SET, &rl_set, RL_BPF_SET, false },
 	{ "ref_trace:ref_trace_anomaly", REFLEAK_EV_ANOMALY, &rl_anomaly, RL_BPF_ANOMALY, false },
-	{ REFLEAK_REF_TP, REFLEAK_EV_REF, &rl_ref, -1, false },
+	{ REFLEAK_REF_TP, REFLEAK_EV_REF, &rl_ref, RL_BPF_REF, false },
 	{ "kmem:kmalloc_node", REFLEAK_EV_KMALLOC, &rl_alloc, -1, true },
 	{ "kmem:kmem_cache_alloc_node", REFLEAK_EV_CACHE_ALLOC, &rl_alloc, -1, true },
 };

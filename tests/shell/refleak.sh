@@ -20,6 +20,9 @@
 # REFLEAK_DRIVER_DIR overrides /sys/kernel/debug/test_refleak (for testing
 # this script against a simulated driver).
 
+# shellcheck source=lib/refleak_refs.sh
+. "$(dirname "$0")"/lib/refleak_refs.sh
+
 err=0
 verbose=0
 [ "$1" = "-v" ] && verbose=1
@@ -789,25 +792,11 @@ else
 		sh "$drive" "$drv" "$tmpdir/robjs" 1 error_path 6 cache error_path_kref 6 cache \
 		handoff 6 cache > "$tmpdir/rrec.out" 2> "$tmpdir/rrec.err"
 	run_report refs -i "$tmpdir/refs.data" --all --max-stack 2
-	# per row of the cache: "row <class> <count>"; per list of references
-	# never put: "list <objects> <certain> <frame1> <frame2>"
-	awk '/^[a-z_]+ \[(definite|likely|possible)\]:/ { cls = $1 }
-		$5 == "test_refleak_refs" { print "row", cls, $1 }
-		/reference.* each never put/ { n = $1; c = ($0 ~ /taken at:$/); f = 0; next }
-		n && /^            [^ ]/ {
-			fr[++f] = $1
-			if (f == 2) { print "list", n, c, fr[1], fr[2]; n = 0 }
-		}' "$tmpdir/refs.out" > "$tmpdir/refs.sum"
+	refleak_refs_summary "$tmpdir/refs.out" > "$tmpdir/refs.sum"
 	if [ "$rc" != 0 ] || [ ! -f "$tmpdir/robjs.done" ]; then
 		fail "record --refs: recording or report failed (report exit $rc)"
 		show "$tmpdir/rrec.err" 10
-	elif ! awk '$1 == "row" { rows++; if ($2 != "likely_leak" || $3 != 6) bad = 1 }
-		$1 == "list" {
-			objs += $2
-			if (!$3 || $4 !~ /^test_refleak_get[.+]/) bad = 1
-			if ($5 !~ /^test_refleak_use[.+]/) bad = 1
-		}
-		END { exit bad || rows != 1 || objs != 6 }' "$tmpdir/refs.sum"; then
+	elif ! refleak_refs_named "$tmpdir/refs.sum"; then
 		fail "record --refs: expected one likely_leak row of 6 objects in" \
 			"test_refleak_refs, each with one reference taken at test_refleak_get" \
 			"under test_refleak_use, certain"

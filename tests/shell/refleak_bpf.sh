@@ -9,6 +9,10 @@
 # likely findings (class, tier, site, count, from --json):
 #  - the test driver's scenarios (lib/test_refleak.c), when it is there;
 #  - 'perf bench sched messaging', where neither may find anything.
+# The driver's error path recorded by -b alone: with the gets and puts
+# kept in the kernel (the default, or --refs of its cache), the get never
+# put is named, certain; with --no-gets-puts, or --refs of another cache,
+# none is.
 # A leak by a shell that exits at once, recorded by -b alone: likely, from
 # the shell's exit, the recording lasting its settle.
 # Then the driver's scenarios with a map of 16 objects: -b must say what it
@@ -18,6 +22,8 @@
 
 # shellcheck source=lib/refleak_bpf.sh
 . "$(dirname "$0")"/lib/refleak_bpf.sh
+# shellcheck source=lib/refleak_refs.sh
+. "$(dirname "$0")"/lib/refleak_refs.sh
 
 err=0
 tmpdir=
@@ -40,7 +46,7 @@ refleak_bpf_skip_unless_ready "record -b"
 tmpdir=$(mktemp -d /tmp/__perf_test_refleak_bpf.XXXXXX) || exit 1
 
 # what -b cannot do is a usage error (129), with one message
-for args in "-o -" "--refs filp" "--kmem-only"; do
+for args in "-o -" "--refs filp --no-gets-puts" "--kmem-only"; do
 	# shellcheck disable=SC2086 # the options are split on purpose
 	perf refleak record -b $args -- true > /dev/null 2> "$tmpdir/usage.err"
 	rc=$?
@@ -166,6 +172,45 @@ if [ -w "$drv/control" ]; then
 	echo reclaim > "$drv/control"
 else
 	echo "[Note] No test driver ($drv, CONFIG_TEST_REFLEAK): its scenarios are not driven"
+fi
+
+# Every get and put, kept in the kernel: the objects the driver's error
+# path leaks name the lookup's get (test_refleak_get under
+# test_refleak_use) alone and certain, as 'record --refs' names it in
+# refleak.sh; with --no-gets-puts, or the gets and puts of another cache
+# alone, no get is named.
+if [ -w "$drv/control" ]; then
+	for gp in gets-puts refs=test_refleak_refs no-gets-puts refs=filp; do
+		echo reclaim > "$drv/control"
+		reclaim_needed=1
+		if ! perf refleak record -b --$gp --settle 0 -o "$tmpdir/refs-$gp.data" -- \
+			sh "$drive" "$drv" error_path 6 cache > /dev/null 2> "$tmpdir/refs-$gp.err" ||
+			! perf refleak report -i "$tmpdir/refs-$gp.data" --max-stack 2 \
+				> "$tmpdir/refs-$gp.out" 2>&1; then
+			fail "error path, -b --$gp: perf refleak record -b or report failed:"
+			head -n 20 "$tmpdir/refs-$gp.err"
+			continue
+		fi
+		refleak_refs_summary "$tmpdir/refs-$gp.out" > "$tmpdir/refs-$gp.sum"
+		if [ $gp = no-gets-puts ] || [ $gp = refs=filp ]; then
+			if grep -q '^row likely_leak 6$' "$tmpdir/refs-$gp.sum" &&
+				! grep -q '^list' "$tmpdir/refs-$gp.sum"; then
+				pass "error path, -b --$gp: 6 likely leaks, no get named"
+			else
+				fail "error path, -b --$gp: expected 6 likely leaks and no get named:"
+				cat "$tmpdir/refs-$gp.sum"
+			fi
+		elif refleak_refs_named "$tmpdir/refs-$gp.sum"; then
+			pass "error path, -b --$gp: the 6 leaked objects name the lookup's get in" \
+				"test_refleak_use, certain"
+		else
+			fail "error path, -b --$gp: expected one likely_leak row of 6 objects, each" \
+				"with one reference taken at test_refleak_get under test_refleak_use, certain:"
+			cat "$tmpdir/refs-$gp.sum"
+			sed -n '/likely_leak \[likely\]/,/^$/p' "$tmpdir/refs-$gp.out" | head -n 40
+		fi
+	done
+	echo reclaim > "$drv/control"
 fi
 
 # A leak by a shell that exits at once, recorded by -b alone with a 2-s

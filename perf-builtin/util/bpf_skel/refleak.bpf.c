@@ -76,12 +76,17 @@ struct {
 	__uint(max_entries, 16384);
 } alloc_stacks SEC(".maps");
 
-/* a stack being taken, per nesting level */
+/*
+ * a stack being taken, per nesting level, and rl_ref()'s (RL_REF_LEVEL):
+ * it runs in no other program's level, and never inside itself on a CPU
+ */
+#define RL_REF_LEVEL		RL_BPF_LEVELS
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, u32);
 	__type(value, struct rl_bpf_stack);
-	__uint(max_entries, RL_BPF_LEVELS);
+	__uint(max_entries, RL_BPF_LEVELS + 1);
 } stack_scratch SEC(".maps");
 
 /* live followed objects, by start */
@@ -136,6 +141,50 @@ struct {
 	__type(value, struct rl_bpf_site);
 	__uint(max_entries, 16384);
 } sites SEC(".maps");
+
+/*
+ * The gets and puts of the objects followed, by the object's id (its
+ * address is another object's once it is freed) and their number in it.
+ * An object's go when it is freed balanced and not kept as a sample;
+ * those of an object reported or live at the end are written with it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct rl_ref_key);
+	__type(value, struct rl_bpf_ev);
+	__uint(max_entries, 262144);
+} refs SEC(".maps");
+
+/*
+ * The latest RL_BPF_SAMPLES balanced objects of each allocation site and
+ * stack and shape (which stacks got and put them: a bit of 64 each, a get
+ * apart from a put), kept whole with their gets and puts: the report learns from them which put pairs with which get, as
+ * from the balanced objects of the plain recording.  An object is summed
+ * into its site when a later one takes its slot, or written whole at the
+ * end: what is written does not grow with time.  The next slot of each,
+ * in sample_next.  Full: balanced objects are summed at once.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct rl_sample_key);
+	__type(value, struct rl_bpf_obj);
+	__uint(max_entries, 4096);
+} samples SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, struct rl_sample_key);	/* slot 0 */
+	__type(value, u32);
+	__uint(max_entries, 4096);
+} sample_next SEC(".maps");
+
+/* record -b --refs: the names of the caches whose gets and puts are followed */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__type(key, char[RL_BPF_CACHE_NAME]);
+	__type(value, u8);
+	__uint(max_entries, 1024);
+} refs_caches SEC(".maps");
 
 /* struct kmem_cache * -> its name */
 struct {
@@ -245,7 +294,8 @@ struct {
  * --no-tracking: the fork, exit and comm records of every task would be
  * most of the file, and grow with time).  A process forked in the
  * recording is kept while it runs; a process is kept after its exit while
- * it owns an object followed (its exit is the evidence of a leak) or has a
+ * it owns an object followed (its exit is the evidence of a leak), or a
+ * get of one kept (whether the reference's taker still runs), or has a
  * child kept (a running descendant may have been handed what it
  * allocated before the fork).  Exited processes that own nothing and have
  * no child kept go, and so may their exited parents.
@@ -277,6 +327,15 @@ u64 nr_marks_taken_over;	/* stale marks taken over by another event */
 /* objects followed now, and at the most: what --map-nr-entries must hold */
 u64 nr_objects_live;
 u64 max_objects_live;
+/* the last object id given: refs' keys */
+u64 last_id;
+/* gets and puts of objects followed; not kept: the refs map full, or an object's RL_BPF_REFS */
+u64 nr_refs_seen;
+u64 nr_refs_not_kept;
+u64 nr_refs_map_full;
+/* gets and puts in the refs map now, and at the most */
+u64 nr_refs_kept;
+u64 max_refs_kept;
 
 /* ... by the function that set them, for 'perf refleak record -b -v' */
 struct {
@@ -621,7 +680,10 @@ static __always_inline void rl_proc_prune(u32 pid)
 	}
 }
 
-/* @pid allocated an object followed now (@delta 1), or one it allocated is no longer (-1) */
+/*
+ * @pid allocated an object followed now, or took a reference of one that
+ * is kept (@delta 1); or one of those is no longer (-1)
+ */
 static __always_inline void rl_own(u32 pid, s64 delta)
 {
 	struct rl_bpf_proc *p;
@@ -996,6 +1058,10 @@ static __always_inline u64 rl_now(void)
 
 /* the possible CPUs, from the loader: a bound the verifier knows */
 const volatile u32 nr_cpus = 1;
+/* rl_ref_trace_ref() runs: gets and puts are followed (from the loader) */
+const volatile bool follow_refs;
+/* ... of the caches in refs_caches alone (record -b --refs) */
+const volatile bool refs_narrowed;
 
 /*
  * The time of a fork or an exit: later than every event given a time so
@@ -1052,6 +1118,14 @@ static __always_inline void rl_log(struct rl_bpf_obj *o, const struct rl_bpf_ev 
 		rl_miss(RL_BPF_MISS_LOG);
 }
 
+/* an object's counter got (or put, @put) references at @stack: its shape's bit */
+static __always_inline void rl_shape(struct rl_bpf_obj *o, u64 stack, bool put)
+{
+	u64 h = (stack ^ (put ? 0x9e3779b97f4a7c15ULL : 0)) * 0xff51afd7ed558ccdULL;
+
+	o->shape |= 1ULL << (h >> 58);
+}
+
 static __always_inline struct rl_bpf_site *rl_site(struct rl_bpf_obj *o)
 {
 	struct rl_bpf_site_key key = {
@@ -1072,14 +1146,21 @@ static __always_inline struct rl_bpf_site *rl_site(struct rl_bpf_obj *o)
 }
 
 /* what util/refleak.c's refleak__free() learns from a balanced object */
-static __always_inline void rl_sum_balanced(struct rl_bpf_obj *o, bool any_put, bool live)
+static __always_inline void rl_sum_balanced(struct rl_bpf_obj *o)
 {
 	struct rl_bpf_site *site = rl_site(o);
 	u64 life = o->free.time - o->time;
+	bool any_put = false, live = false;
 	u32 i;
 
 	if (!site)
 		return;
+	for (i = 0; i < RL_BPF_MAX_CTRS && i < o->nr_ctrs; i++) {
+		if (o->ctrs[i].nr_puts)
+			any_put = true;
+		if (o->ctrs[i].state == RL_BPF_CTR_LIVE)
+			live = true;
+	}
 	__sync_fetch_and_add(&site->nr_balanced, 1);
 	if (!any_put) {
 		if (live)
@@ -1110,6 +1191,100 @@ static __always_inline void rl_sum_balanced(struct rl_bpf_obj *o, bool any_put, 
 		site->died_last_ns = o->time;
 	if (life > site->max_life_ns)
 		site->max_life_ns = life;
+}
+
+struct rl_drop_ctx {
+	u64	id;
+};
+
+/* one get or put of a balanced object, forgotten: its taker is a reference short */
+static long rl_drop_one(u64 i, void *ctx)
+{
+	struct rl_drop_ctx *d = ctx;
+	struct rl_ref_key key = { .id = d->id, .nr = i };
+	struct rl_bpf_ev *ev = bpf_map_lookup_elem(&refs, &key);
+
+	if (!ev)
+		return 0;
+	if (ev->delta > 0)
+		rl_own(ev->pid, -1);
+	if (!bpf_map_delete_elem(&refs, &key))
+		__sync_fetch_and_sub(&nr_refs_kept, 1);
+	return 0;
+}
+
+/* the gets and puts of an object that is neither reported nor a sample */
+static __always_inline void rl_drop_refs(struct rl_bpf_obj *o)
+{
+	struct rl_drop_ctx d = { .id = o->id };
+	u32 n = o->nr_refs < RL_BPF_REFS ? o->nr_refs : RL_BPF_REFS;
+
+	if (n)
+		bpf_loop(n, rl_drop_one, &d, 0);
+	o->nr_refs = 0;
+}
+
+/*
+ * A balanced object, while gets and puts are followed: kept whole as one
+ * of its site's latest samples, the one whose slot it takes summed and
+ * forgotten.  Also one that took none: its final put paid its birth back,
+ * which the report learns too.  False: summed now (gets and puts not
+ * followed, not of its cache, or no room).
+ */
+static __always_inline void rl_sample_key(const struct rl_bpf_obj *o, struct rl_sample_key *key)
+{
+	key->site.call_site = o->call_site;
+	key->site.cache = o->cache;
+	key->site.stack = o->stack;
+	key->shape = o->shape;
+	key->slot = 0;
+	key->pad = 0;
+}
+
+static __always_inline bool rl_sample(struct rl_bpf_obj *o)
+{
+	struct rl_sample_key key;
+	struct rl_bpf_obj *old;
+	u32 *next, zero = 0;
+
+	if (!follow_refs || (refs_narrowed && o->refs_wanted == 2))
+		return false;
+	rl_sample_key(o, &key);
+	next = bpf_map_lookup_elem(&sample_next, &key);
+	if (!next) {
+		bpf_map_update_elem(&sample_next, &key, &zero, BPF_NOEXIST);
+		next = bpf_map_lookup_elem(&sample_next, &key);
+		if (!next)
+			return false;
+	}
+	key.slot = __sync_fetch_and_add(next, 1) % RL_BPF_SAMPLES;
+	old = bpf_map_lookup_elem(&samples, &key);
+	if (old) {
+		rl_sum_balanced(old);
+		rl_drop_refs(old);
+	}
+	o->sample = key.slot + 1;
+	if (bpf_map_update_elem(&samples, &key, o, BPF_ANY)) {
+		o->sample = 0;
+		return false;
+	}
+	return true;
+}
+
+/* a sample reported after all (a put after its free): written once, as a report */
+static __always_inline void rl_unsample(struct rl_bpf_obj *o)
+{
+	struct rl_sample_key key;
+	struct rl_bpf_obj *s;
+
+	if (!o->sample)
+		return;
+	rl_sample_key(o, &key);
+	key.slot = o->sample - 1;
+	s = bpf_map_lookup_elem(&samples, &key);
+	if (s && s->id == o->id)
+		bpf_map_delete_elem(&samples, &key);
+	o->sample = 0;
 }
 
 static __always_inline void rl_report(struct rl_bpf_obj *o, u64 addr)
@@ -1221,8 +1396,8 @@ static __always_inline void rl_free(void *ctx, u32 level, u8 kind, u64 call_site
 				    const void *ptr)
 {
 	u64 addr = (u64)ptr;
-	bool any_put = false, live = false, twice = false;
 	struct rl_bpf_obj *o;
+	bool twice = false;
 	u32 i, owner;
 
 	if (!ptr)
@@ -1235,20 +1410,18 @@ static __always_inline void rl_free(void *ctx, u32 level, u8 kind, u64 call_site
 	o->flags |= RL_BPF_OBJ_FREED;
 	/* what came after it: a clock's tick may hold both */
 	o->nr_log_at_free = o->nr_log < RL_BPF_LOG ? o->nr_log : RL_BPF_LOG;
-	for (i = 0; i < RL_BPF_MAX_CTRS && i < o->nr_ctrs; i++) {
-		if (o->ctrs[i].nr_puts)
-			any_put = true;
+	for (i = 0; i < RL_BPF_MAX_CTRS && i < o->nr_ctrs; i++)
 		if (o->ctrs[i].nr_puts > 1)
 			twice = true;
-		if (o->ctrs[i].state == RL_BPF_CTR_LIVE)
-			live = true;
-	}
 	if ((o->flags & RL_BPF_OBJ_ANOMALY) || twice || o->nr_log > RL_BPF_LOG) {
 		o->free.stack = rl_stack(ctx, level, kind, call_site);
 		rl_report(o, addr);
 		rl_forget_counters(o, false);
 	} else {
-		rl_sum_balanced(o, any_put, live);
+		if (!rl_sample(o)) {
+			rl_sum_balanced(o);
+			rl_drop_refs(o);
+		}
 		rl_forget_counters(o, true);
 		bpf_map_update_elem(&graveyard, &addr, o, BPF_ANY);
 	}
@@ -1385,6 +1558,7 @@ static __always_inline struct rl_bpf_obj *rl_object_new(void *ctx, u64 ref, u64 
 		o->stack = a->stack_key ?: rl_stack_save(&alloc_stacks, &a->stack, false);
 		o->cpu = a->cpu;
 		o->kind = a->kind;
+		o->id = __sync_fetch_and_add(&last_id, 1) + 1;
 	}
 	err = bpf_map_update_elem(&objects, &o->ptr, o, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
@@ -1440,8 +1614,11 @@ static __always_inline void rl_set(void *ctx, u32 level, u64 caller, u64 addr, i
 	o = rl_object_by_counter(addr) ?: rl_object_new(ctx, addr, caller, level);
 	if (!o)
 		return;
-	/* a birth's stack is in no output */
-	rl_ev_init(&ev, ctx, level, RL_BPF_SET, caller, false);
+	/*
+	 * A birth's stack is in no output, but for the report's pairing of
+	 * gets and puts: the birth is the counter's first reference.
+	 */
+	rl_ev_init(&ev, ctx, level, RL_BPF_SET, caller, follow_refs);
 	ev.offset = addr - o->ptr;
 	ev.value = count;
 	ev.ctr_kind = kind;
@@ -1457,6 +1634,7 @@ static __always_inline void rl_set(void *ctx, u32 level, u64 caller, u64 addr, i
 	}
 	if (bpf_map_update_elem(&counters, &addr, &o->ptr, BPF_ANY))
 		rl_miss(RL_BPF_MISS_COUNTERS);
+	rl_shape(o, ev.stack, false);
 	rl_log(o, &ev);
 }
 
@@ -1479,6 +1657,7 @@ static __always_inline bool rl_late(u64 addr, struct rl_bpf_ev *ev)
 		return false;
 	ev->offset = addr - o->ptr;
 	o->flags |= RL_BPF_OBJ_LATE;
+	rl_unsample(o);
 	rl_log(o, ev);
 	rl_report(o, key);
 	bpf_map_delete_elem(&graveyard, &key);
@@ -1507,6 +1686,7 @@ static __always_inline void rl_final_put(void *ctx, u32 level, u64 caller, u64 a
 		ctr->nr_puts++;
 	}
 	o->last_put = ev.time;
+	rl_shape(o, ev.stack, true);
 	rl_log(o, &ev);
 }
 
@@ -1543,6 +1723,82 @@ static __always_inline void rl_anomaly(void *ctx, u32 level, u64 caller, u64 add
 
 RL_PROGS(ref_trace_anomaly, RL_BPF_ANOMALY, rl_anomaly(ctx, level, caller, (u64)ref, kind, type),
 	 unsigned long caller, const void *ref, int kind, int type)
+
+/*
+ * A get or a put that left references (ref_trace_ref) on a counter of an
+ * object followed, kept under the object's id.  One program: a busy
+ * kernel makes millions a second, nearly all of counters not followed,
+ * which it leaves at the lookup of the counter.  An event it misses
+ * (nested in it: an interrupt's on its CPU) is a count that does not
+ * follow from the ones before in the object's gets and puts, which makes
+ * what the report names of that object uncertain.  Past the first
+ * RL_BPF_REFS - 1, the last slot holds the latest: the same.  The task
+ * of a get kept is kept too (its exit tells whether it still holds it).
+ */
+/*
+ * --refs: are the gets and puts of @o's cache followed?  Its name, as the
+ * event gives it (kmalloc()'s objects are in no cache the allocation
+ * names), looked up at the object's first get or put.
+ */
+static __always_inline bool rl_refs_wanted(struct rl_bpf_obj *o, const char *cache)
+{
+	char name[RL_BPF_CACHE_NAME] = {};
+
+	if (!o->refs_wanted) {
+		bpf_probe_read_kernel_str(name, sizeof(name), cache);
+		o->refs_wanted = bpf_map_lookup_elem(&refs_caches, name) ? 1 : 2;
+	}
+	return o->refs_wanted == 1;
+}
+
+SEC("tp_btf/ref_trace_ref")
+int BPF_PROG(rl_ref_trace_ref, unsigned long caller, const void *ref, int kind, int old,
+	     int delta, const char *cache)
+{
+	struct rl_ref_key key = {};
+	struct rl_bpf_ev ev, *prev;
+	struct rl_bpf_obj *o;
+	u32 nr;
+
+	if (!enabled)
+		return 0;
+	o = rl_object_by_counter((u64)ref);
+	if (!o || (refs_narrowed && !rl_refs_wanted(o, cache)))
+		return 0;
+	bpf_preempt_disable();
+	rl_ev_init(&ev, ctx, RL_REF_LEVEL, RL_BPF_REF, caller, true);
+	ev.offset = (u64)ref - o->ptr;
+	ev.value = old;
+	ev.delta = delta;
+	ev.ctr_kind = kind;
+	__sync_fetch_and_add(&nr_refs_seen, 1);
+	rl_shape(o, ev.stack, delta < 0);
+	nr = __sync_fetch_and_add(&o->nr_refs, 1);
+	key.id = o->id;
+	key.nr = nr < RL_BPF_REFS ? nr : RL_BPF_REFS - 1;
+	prev = nr >= RL_BPF_REFS - 1 ? bpf_map_lookup_elem(&refs, &key) : NULL;
+	if (prev) {
+		__sync_fetch_and_add(&nr_refs_not_kept, 1);
+		if (prev->delta > 0)
+			rl_own(prev->pid, -1);
+	}
+	if (bpf_map_update_elem(&refs, &key, &ev, BPF_ANY)) {
+		__sync_fetch_and_add(&nr_refs_map_full, 1);
+		goto out;
+	}
+	if (delta > 0)
+		rl_own(ev.pid, 1);
+	if (!prev) {
+		u64 n = __sync_fetch_and_add(&nr_refs_kept, 1) + 1;
+
+		/* not atomic: a maximum a few short is as good */
+		if (n > max_refs_kept)
+			max_refs_kept = n;
+	}
+out:
+	bpf_preempt_enable();
+	return 0;
+}
 
 /* a new process (not a thread): kept while it runs */
 SEC("tp_btf/sched_process_fork")

@@ -17,6 +17,13 @@
 #define RL_BPF_LEVELS		3
 /* kernel frames kept per stack */
 #define RL_BPF_MAX_STACK	64
+/*
+ * gets and puts kept per object: the first RL_BPF_REFS - 1 and the latest,
+ * whose count before it then tells the report that some are missing
+ */
+#define RL_BPF_REFS		512
+/* balanced objects kept whole per allocation site, stack and shape, the latest */
+#define RL_BPF_SAMPLES		8
 
 /* the tracepoint an event came from: the sample written for it */
 enum rl_bpf_ev_kind {
@@ -29,6 +36,13 @@ enum rl_bpf_ev_kind {
 	RL_BPF_FINAL_PUT,
 	RL_BPF_ANOMALY,
 	RL_BPF_NR_EV_KINDS,
+	/*
+	 * A get or a put (ref_trace_ref): taken by one program, rl_ref(),
+	 * of the objects followed alone.  What it misses is not counted
+	 * with the events above: a missed one is a count that does not
+	 * follow in its object's gets and puts.
+	 */
+	RL_BPF_REF = RL_BPF_NR_EV_KINDS,
 };
 
 /* what could not be kept: each turns the verdicts it touches uncertain */
@@ -57,11 +71,12 @@ struct rl_bpf_ev {
 	u64	stack;		/* its key in the stack map, 0: none */
 	u32	pid;
 	u32	tid;
-	s32	value;		/* set: the count; anomaly: its type */
+	s32	value;		/* set: the count; anomaly: its type; ref: the count before */
 	u32	offset;		/* the counter's offset in the object */
 	__u16	cpu;
 	u8	kind;		/* enum rl_bpf_ev_kind */
 	u8	ctr_kind;	/* enum ref_trace_kind */
+	s32	delta;		/* ref: references taken, or dropped (< 0) */
 };
 
 enum rl_bpf_ctr_state {
@@ -102,8 +117,13 @@ struct rl_bpf_obj {
 	struct rl_bpf_ev free;
 	u8	nr_ctrs;
 	u8	nr_log_at_free;	/* the log's events before the free */
-	u8	pad[2];
+	u8	refs_wanted;	/* --refs: its cache's gets and puts are followed (1) or not (2) */
+	u8	pad;
 	u32	nr_log;		/* counter events, some perhaps not kept */
+	u32	nr_refs;	/* gets and puts, RL_BPF_REFS of them kept at the most */
+	u32	sample;		/* 1 + its slot among its site's samples; 0: none */
+	u64	id;		/* its gets and puts are kept under it (refs) */
+	u64	shape;		/* a bit for each stack that got or put it, of 64 */
 	struct rl_bpf_ctr ctrs[RL_BPF_MAX_CTRS];
 	struct rl_bpf_ev log[RL_BPF_LOG];
 };
@@ -115,7 +135,7 @@ struct rl_bpf_obj {
 struct rl_bpf_proc {
 	u64	fork_ns;	/* 0: forked before the recording */
 	u64	exit_ns;	/* 0: running */
-	s64	nr_objects;	/* objects followed that it allocated */
+	s64	nr_objects;	/* objects followed it allocated, and gets of them kept */
 	s64	nr_children;	/* its children in the map */
 	u32	ppid;
 	u32	pad;
@@ -142,6 +162,25 @@ struct rl_bpf_site {
 	u64	max_put_free_ns;
 	u32	put_offset;		/* the offset of the first final put */
 	u32	nr_puts_at_offset;
+};
+
+/* an object's get or put: the object's id, the number of the event in it */
+struct rl_ref_key {
+	u64	id;
+	u32	nr;
+	u32	pad;
+};
+
+/*
+ * One of the balanced objects of a site kept whole: by its allocation
+ * site and stack and its shape, the stacks that got and put it, so that
+ * what the site's objects do most does not crowd out what fewer of them do
+ */
+struct rl_sample_key {
+	struct rl_bpf_site_key	site;
+	u64			shape;
+	u32			slot;	/* < RL_BPF_SAMPLES */
+	u32			pad;
 };
 
 struct rl_bpf_alloc {
