@@ -20,10 +20,13 @@
 # siblings_died, counter_left, past_last_put) in at least one of its
 # objects.  Each case is recorded by 'perf refleak record -b' too, in the
 # same run: on both kernels its definite and likely findings (class, tier,
-# site, count) must be the plain recording's ("bpf-<case>"; same_findings()
-# says what count may differ).  A finding that rests on past_last_put
-# alone rests on gets and puts, which -b does not record: its case's -b
-# comparison is skipped, and says so.
+# site, count) must be the plain recording's, and with the bug the get
+# named for the case's finding must be the plain recording's, as sure
+# ("bpf-<case>"; same_findings() says what count may differ).  -b does not
+# follow an object whose counter is born long after its allocation (more
+# than its CPU's 32 latest allocations later, in no object followed):
+# the cases of bpf_late_births have such objects, whose findings -b may
+# lack, and says so.
 # Ends with "N passed, N failed, N skipped".
 . "$(dirname "$0")/lib.sh"
 dir=$TOP/tests/realbugs
@@ -111,7 +114,7 @@ held_by() { # <case> <site-alternatives> <cache>
 # report's one-line summary shows them (the counting helpers, the driver
 # model's kobject_get() and get_device() too, looked past): not a caller
 # further down, which the births of the object's other counters may share.
-named_get() { # <case> <site-alternatives> <cache> <get-alternatives>
+named_get() { # <json> <site-alternatives> <cache> <get-alternatives>
 	jq -r --arg f "$2" --arg c "$3" --arg g "$4" '
 		def fn: sub("\\+.*$"; "") | sub("\\..*$"; "");
 		def user: map(select(test("^(perf_|__perf|trace_|__traceiter|__do_trace_|__ref_trace|ref_trace|refcount_|__refcount|kref_|file_ref_|__file_ref_|rcuref_|__rcuref_)") | not)
@@ -126,7 +129,7 @@ named_get() { # <case> <site-alternatives> <cache> <get-alternatives>
 		| [(if $u.certain and ($u.gets | length) == 1 then "named" else "candidate" end),
 		   $u.objects, ($u.gets | length), (.[0][0:3] | join(" <- "))]]
 		| sort_by(.[1]) | reverse | .[0] // ["none", 0, 0, ""] | map(tostring) | join(" ")
-		' "$out/buggy/$1.json"
+		' "$1"
 }
 
 # Is the naming what the case expects?  <naming> <named_get line> <objects found>
@@ -171,9 +174,16 @@ same_findings() { # <plain findings> <-b findings>
 		END { exit bad }'
 }
 
-# record -b and the plain recording of the same run: the same findings
-bpf_same() { # <case>
-	local k plain bpf lost extra degraded=
+# Cases with objects whose counters are born long after their allocation:
+# netdev-bind-phc's net_device queues (register_netdevice() initialises
+# their kobjects some 80 allocations after alloc_netdev_mqs() allocated
+# them), whose final puts the leaked devices keep unfreed.
+bpf_late_births="netdev-bind-phc"
+
+# record -b and the plain recording of the same run: the same findings,
+# and the same get named for the case's finding
+bpf_same() { # <case> <site-alternatives> <cache> <get-alternatives>
+	local k plain bpf lost extra degraded= got want late= missing
 	for k in buggy fixed; do
 		if [ ! -s "$out/$k/$1-b.data" ]; then
 			echo "FAIL bpf-$1: no -b recording on the $k kernel"
@@ -190,6 +200,12 @@ bpf_same() { # <case>
 			degraded="$degraded $lost events missed in the kernel on the $k kernel, every verdict uncertain: $(grep -c . <<< "$bpf") of the $(grep -c . <<< "$plain") definite or likely findings asserted, none the plain recording lacks;"
 			continue
 		fi
+		missing=$(comm -23 <(awk 'NF { print $1, $2, $3 }' <<< "$plain" | sort) \
+			<(awk 'NF { print $1, $2, $3 }' <<< "$bpf" | sort))
+		if [[ " $bpf_late_births " == *" $1 "* ]] && [ -z "$extra" ] && [ -n "$missing" ]; then
+			late="$late on the $k kernel: $(echo $missing);"
+			plain=$(grep -v -F -f <(echo "$missing") <<< "$plain")
+		fi
 		if ! same_findings "$plain" "$bpf"; then
 			echo "FAIL bpf-$1: the findings differ on the $k kernel: plain: $(echo $plain); -b: $(echo $bpf)"
 			return 1
@@ -199,8 +215,22 @@ bpf_same() { # <case>
 		echo "PASS bpf-$1: with -b:$degraded"
 		return 0
 	fi
-	echo "PASS bpf-$1: found the same with -b: $(all_findings buggy "$1-b" | wc -l) definite or likely findings with the bug, $(all_findings fixed "$1-b" | wc -l) without;" \
+	"$BUILD/perf" refleak report -i "$out/buggy/$1-b.data" --kallsyms "$out/buggy/kallsyms" \
+		--json > "$out/buggy/$1-b.json" 2> /dev/null
+	# named or a candidate, and its frames: how many objects, and how many
+	# other candidates the pairing lists, vary with the run's timing
+	want=$(named_get "$out/buggy/$1.json" "$2" "$3" "$4" | cut -d' ' -f1,4-)
+	got=$(named_get "$out/buggy/$1-b.json" "$2" "$3" "$4" | cut -d' ' -f1,4-)
+	if [ "$got" != "$want" ]; then
+		echo "FAIL bpf-$1: the get named differs: plain: $want; -b: $got"
+		return 1
+	fi
+	echo "PASS bpf-$1: found the same with -b: $(all_findings buggy "$1-b" | wc -l) definite or likely findings with the bug, $(all_findings fixed "$1-b" | wc -l) without, the same get $(cut -d' ' -f1 <<< "$got");" \
 		"$(stat -c %s "$out/buggy/$1-b.data") bytes against $(stat -c %s "$out/buggy/$1.data")"
+	if [ -n "$late" ]; then
+		echo "SKIP bpf-$1-late: -b does not follow objects whose counters are born long after their allocation, the plain recording's findings of them are not compared:$late"
+		skipped=$((skipped + 1))
+	fi
 }
 
 # The finding a case is judged by: the first of the expected evidence, else the first
@@ -223,13 +253,10 @@ while read -r name patch site cache _refs get naming evidence _mode; do
 	fi
 	found=$(findings buggy "$name" "$site" "$cache")
 	control=$(findings fixed "$name" "$site" "$cache")
-	named=$(named_get "$name" "$site" "$cache" "$get")
+	named=$(named_get "$out/buggy/$name.json" "$site" "$cache" "$get")
 	first=$(pick_finding "$evidence" "$found")
 	count=$(echo "$first" | cut -d' ' -f1)
-	if [ "$(echo "$first" | cut -d' ' -f5)" = past_last_put ]; then
-		echo "SKIP bpf-$name: the finding rests on past_last_put alone, on gets and puts, which record -b does not record"
-		skipped=$((skipped + 1))
-	elif bpf_same "$name"; then
+	if bpf_same "$name" "$site" "$cache" "$get"; then
 		passed=$((passed + 1))
 	else
 		failed=$((failed + 1))
