@@ -5,7 +5,8 @@
 # callchains), of the kmem events and the final puts (the v4 event set),
 # and under perf refleak record (every ref_trace event), also with every get
 # and put of one cache (--refs), and with the objects followed in the
-# kernel (-b; RECORD_COST_BPF_SECONDS adds a longer -b run).  Each leaves
+# kernel (-b, with their gets and puts and without; RECORD_COST_BPF_SECONDS
+# adds a longer -b run).  Each leaves
 # its iteration count, perf.data size and perf's own summary in /out.
 cd /guest || exit 1
 t=${RECORD_COST_SECONDS:-15}
@@ -79,6 +80,7 @@ if [ -r /sys/kernel/btf/vmlinux ]; then
 	run none-again none
 	# -v: how full the maps were, printed at the end
 	run bpf perf refleak record -b -v --settle 0
+	run bpf-lifetimes perf refleak record -b -v --no-gets-puts --settle 0
 	if [ -n "$tb" ]; then
 		t=$tb run bpf-long perf refleak record -b -v --settle 0
 	fi

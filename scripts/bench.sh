@@ -44,7 +44,8 @@ record_cost() {
 	fi
 	echo "Recording cost ($kernel guest kernel): guest/workload/balanced.c for ${RECORD_COST_SECONDS:-15} $clock each, one run"
 	printf '%-12s %12s %10s %10s %8s\n' recording iterations/s "MB/s" "MB" lost
-	for label in none kmem-nocg kmem-g kmem-put-g refleak refs-pid refs-none none-again bpf bpf-long; do
+	for label in none kmem-nocg kmem-g kmem-put-g refleak refs-pid refs-none none-again bpf \
+		bpf-lifetimes bpf-long; do
 		[ -f "$c/cost-$label.out" ] || continue
 		it=$(sed -n 's/^balanced: \([0-9]*\) iterations in \([0-9.]*\) s.*/\1 \2/p' "$c/cost-$label.out")
 		secs=${it#* } it=${it% *}
@@ -56,21 +57,24 @@ record_cost() {
 			printf "%-12s %12.1f %10.2f %10.1f %8s\n", l, i / s, b / s / 1e6, b / 1e6, lost }'
 	done
 	# -b against the workload alone, measured just before it
-	[ -n "${rate[none-again]:-}" ] && [ -n "${rate[bpf]:-}" ] &&
-		awk -v a="${rate[none]}" -v b="${rate[none-again]}" -v r="${rate[bpf]}" 'BEGIN {
+	for label in bpf bpf-lifetimes; do
+		[ -n "${rate[none-again]:-}" ] && [ -n "${rate[$label]:-}" ] &&
+		awk -v a="${rate[none]}" -v b="${rate[none-again]}" -v r="${rate[$label]}" \
+			-v l="$label" 'BEGIN {
 			split(a, x, "/"); split(b, y, "/"); split(r, z, "/")
 			r = z[1] / z[2]
-			printf "record -b keeps %.0f %% of the unrecorded throughput just before it (%.0f %% of the first)\n",
-				100 * r / (y[1] / y[2]), 100 * r / (x[1] / x[2]) }'
+			printf "%s keeps %.0f %% of the unrecorded throughput just before it (%.0f %% of the first)\n",
+				l, 100 * r / (y[1] / y[2]), 100 * r / (x[1] / x[2]) }'
+	done
 	# what -b found, what its programs missed, how full the maps of the
 	# default --map-nr-entries were
-	for label in bpf bpf-long; do
+	for label in bpf bpf-lifetimes bpf-long; do
 		[ -f "$c/cost-$label.data" ] || continue
 		"$BUILD/perf" refleak report -i "$c/cost-$label.data" --kallsyms "$c/kallsyms" \
 			> "$c/cost-$label.report" 2>&1
 		echo "$label: findings: $(sed -n 's/^# findings: //p' "$c/cost-$label.report");" \
 			"$(sed -n 's/^# \(missed in the kernel: .*\)/\1/p' "$c/cost-$label.report")"
-		sed -n 's/^perf refleak: \(objects followed at once: .*\|sites summed: .*\|processes kept: .*\|events in flight left .*\)/  \1/p' \
+		sed -n 's/^perf refleak: \(objects followed at once: .*\|sites summed: .*\|processes kept: .*\|events in flight left .*\|gets and puts of .*\|balanced objects kept whole: .*\)/  \1/p' \
 			"$c/cost-$label.err"
 	done
 	echo
