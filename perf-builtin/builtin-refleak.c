@@ -2982,6 +2982,11 @@ static int rl_record_bpf_usage(bool kmem_only, const char *refs, bool gets_puts,
 		pr_err("perf refleak record: --refs chooses the caches whose gets and puts -b follows: not with --no-gets-puts\n");
 		return RL_EXIT_USAGE;
 	}
+	/* the programs match the names themselves */
+	if (refs && strpbrk(refs, "[]")) {
+		pr_err("perf refleak record: -b matches the caches of --refs with '*' and '?' only\n");
+		return RL_EXIT_USAGE;
+	}
 	if (rl_to_pipe(argc, argv)) {
 		pr_err("perf refleak record: -b writes to a file, not to a pipe (-o -)\n");
 		return RL_EXIT_USAGE;
@@ -3179,7 +3184,7 @@ static int rl_record(int argc, const char **argv)
 	OPT_STRING(0, "settle", &settle, "seconds",
 		   "go on recording after <command> exited (default " REFLEAK_DEFAULT_SETTLE ")"),
 	OPT_STRING(0, "refs", &refs, "cache[,cache...]",
-		   "also every get and put of counters in these slab caches ('kmalloc-*64'); with -b, only of these"),
+		   "every get and put of these caches' counters too ('kmalloc-*64'); -b: only"),
 	OPT_END()
 	};
 	const char * const rec_usage[] = {

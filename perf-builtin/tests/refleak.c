@@ -1608,6 +1608,22 @@ static void ep_stacks(struct refleak *rl, struct ep_stacks *st)
 	st->owner = stack_of(rl, destroy + 0x10, ep + 0x30, root + 0x10, 0);
 }
 
+/* the scenario's four leaked objects name @get alone, certain */
+static int ep_named(struct refleak *rl, u32 get)
+{
+	struct refleak_group *g = only_group(rl, REFLEAK_LIKELY_LEAK);
+	struct refleak_unput *u;
+
+	TEST_ASSERT_VAL("four likely leaks", g && g->count == 4);
+	u = only_unput(g);
+	TEST_ASSERT_VAL("one list for the four", u && u->nr_objects == 4);
+	TEST_ASSERT_VAL("one reference, certain", u->refs == 1 && u->certain);
+	TEST_ASSERT_VAL("the lookup's get, and no other",
+			u->nr_stacks == 1 && u->stacks[0].stack == get &&
+			u->stacks[0].balance == 1);
+	return TEST_OK;
+}
+
 static int test__refleak_refs_error_path(struct test_suite *test __maybe_unused,
 					 int subtest __maybe_unused)
 {
@@ -1678,12 +1694,10 @@ static int test__refleak_refs_bias(struct test_suite *test __maybe_unused,
 	const u64 root = FN(1), ep = FN(2), use = FN(4), exclude = FN(8);
 	const s32 bias = 1 << 30;
 	struct refleak *rl = new_refs_engine();
-	struct refleak_unput *u;
-	struct refleak_group *g;
 	u32 s_bias, s_unbias;
 	struct ep_stacks st;
 	u64 now = T0;
-	int i;
+	int i, ret;
 
 	TEST_ASSERT_VAL("engine", rl);
 	ep_stacks(rl, &st);
@@ -1710,16 +1724,9 @@ static int test__refleak_refs_bias(struct test_suite *test __maybe_unused,
 	refleak__exit(rl, 100, now += MS);
 	finish(rl, now + 5 * SEC);
 
-	g = only_group(rl, REFLEAK_LIKELY_LEAK);
-	TEST_ASSERT_VAL("four likely leaks", g && g->count == 4);
-	u = only_unput(g);
-	TEST_ASSERT_VAL("one list for the four", u && u->nr_objects == 4);
-	TEST_ASSERT_VAL("one reference, certain", u->refs == 1 && u->certain);
-	TEST_ASSERT_VAL("the lookup's get, not the bias",
-			u->nr_stacks == 1 && u->stacks[0].stack == st.get &&
-			u->stacks[0].balance == 1);
+	ret = ep_named(rl, st.get);
 	refleak__delete(rl);
-	return TEST_OK;
+	return ret;
 }
 
 /*
@@ -1735,12 +1742,10 @@ static int test__refleak_refs_reordered(struct test_suite *test __maybe_unused,
 {
 	const u64 root = FN(1), ep = FN(2), use = FN(4), hold = FN(9);
 	struct refleak *rl = new_refs_engine();
-	struct refleak_unput *u;
-	struct refleak_group *g;
 	u32 s_hold, s_drop;
 	struct ep_stacks st;
 	u64 now = T0;
-	int i;
+	int i, ret;
 
 	TEST_ASSERT_VAL("engine", rl);
 	ep_stacks(rl, &st);
@@ -1765,16 +1770,9 @@ static int test__refleak_refs_reordered(struct test_suite *test __maybe_unused,
 	refleak__exit(rl, 100, now += MS);
 	finish(rl, now + 5 * SEC);
 
-	g = only_group(rl, REFLEAK_LIKELY_LEAK);
-	TEST_ASSERT_VAL("four likely leaks", g && g->count == 4);
-	u = only_unput(g);
-	TEST_ASSERT_VAL("one list for the four", u && u->nr_objects == 4);
-	TEST_ASSERT_VAL("one reference, certain", u->refs == 1 && u->certain);
-	TEST_ASSERT_VAL("the lookup's get",
-			u->nr_stacks == 1 && u->stacks[0].stack == st.get &&
-			u->stacks[0].balance == 1);
+	ret = ep_named(rl, st.get);
 	refleak__delete(rl);
-	return TEST_OK;
+	return ret;
 }
 
 /*

@@ -41,7 +41,6 @@
 #include "util/perf-hooks.h"
 #include "util/sample.h"
 #include "util/session.h"
-#include "util/string2.h"
 #include "util/symbol.h"
 #include "util/synthetic-events.h"
 #include "util/tracepoint.h"
@@ -213,87 +212,38 @@ static void rl_verifier_stats_show(void)
 	zfree(&rl_verifier_logs);
 }
 
-/* record -b --refs: the caches whose gets and puts are followed */
-struct rl_refs_caches {
-	char	(*name)[RL_BPF_CACHE_NAME];
-	size_t	nr;
+/*
+ * record -b --refs: the globs of ref_trace_ref's filter ('cache ~ "<glob>"',
+ * one per --refs cache), which the programs match the event's cache name
+ * against; "*" (no --refs) is every cache, not narrowed.  0 or -1.
+ */
+struct rl_refs_globs {
+	char	glob[RL_BPF_REFS_GLOBS][RL_BPF_CACHE_NAME];
+	u32	nr;
 	bool	narrowed;	/* false: every cache */
 };
 
-static int rl_refs_cache_add(struct rl_refs_caches *c, const char *name)
-{
-	char (*grown)[RL_BPF_CACHE_NAME] = realloc(c->name, (c->nr + 1) * sizeof(*grown));
-
-	if (!grown)
-		return -ENOMEM;
-	c->name = grown;
-	memset(grown[c->nr], 0, sizeof(grown[c->nr]));
-	/* cut as the programs read the name */
-	memcpy(grown[c->nr], name, min_t(size_t, strlen(name), RL_BPF_CACHE_NAME - 1));
-	c->nr++;
-	return 0;
-}
-
-/*
- * The kernel's caches (/proc/slabinfo) that the globs of ref_trace_ref's
- * filter match ('cache ~ "<glob>"', one per --refs cache); "*" (no
- * --refs) is every cache, not narrowed.  0 or -1.
- */
-static int rl_refs_caches(const char *filter, struct rl_refs_caches *c)
+static int rl_refs_globs(const char *filter, struct rl_refs_globs *g)
 {
 	static const char op[] = "cache ~ \"";
-	char line[512], name[256], **globs = NULL;
-	size_t nr_globs = 0, i;
 	const char *p, *end;
-	int err = 0;
-	FILE *f;
 
 	for (p = filter; p && (p = strstr(p, op)) != NULL; p = end + 1) {
-		char **grown;
-
 		p += strlen(op);
 		end = strchr(p, '"');
 		if (!end)
 			break;
 		if (end - p == 1 && *p == '*')
-			goto out;	/* every cache */
-		grown = realloc(globs, (nr_globs + 1) * sizeof(*globs));
-		if (!grown || !(grown[nr_globs] = strndup(p, end - p))) {
-			globs = grown ?: globs;
-			err = -1;
-			goto out;
+			return 0;	/* every cache */
+		if (g->nr == RL_BPF_REFS_GLOBS || end - p >= RL_BPF_CACHE_NAME) {
+			pr_err("perf refleak: -b --refs takes %d caches of less than %d characters at the most\n",
+			       RL_BPF_REFS_GLOBS, RL_BPF_CACHE_NAME);
+			return -1;
 		}
-		globs = grown;
-		nr_globs++;
+		memcpy(g->glob[g->nr++], p, end - p);
 	}
-	if (!nr_globs)
-		goto out;
-	c->narrowed = true;
-	f = fopen("/proc/slabinfo", "r");
-	if (!f) {
-		pr_err("perf refleak: cannot read /proc/slabinfo for the caches of --refs: %m\n");
-		err = -1;
-		goto out;
-	}
-	while (!err && fgets(line, sizeof(line), f)) {
-		if (strstarts(line, "slabinfo") || line[0] == '#' ||
-		    sscanf(line, "%255s", name) != 1)
-			continue;
-		for (i = 0; i < nr_globs && !err; i++) {
-			if (strglobmatch(name, globs[i])) {
-				err = rl_refs_cache_add(c, name);
-				break;
-			}
-		}
-	}
-	fclose(f);
-	if (!err && !c->nr)
-		pr_warning("perf refleak: no cache of the kernel matches --refs: no get or put is followed\n");
-out:
-	for (i = 0; i < nr_globs; i++)
-		free(globs[i]);
-	free(globs);
-	return err;
+	g->narrowed = g->nr > 0;
+	return 0;
 }
 
 /*
@@ -302,9 +252,8 @@ out:
  * the gets and puts of the objects followed too, of the caches in @refs
  * when it is narrowed.  0 or -1
  */
-static int rl_load(unsigned int nr_entries, const struct rl_refs_caches *refs)
+static int rl_load(unsigned int nr_entries, const struct rl_refs_globs *refs)
 {
-	size_t i;
 	struct bpf_program *prog;
 	u64 start_ns = rl_monotonic_ns();
 	double opened, loaded;
@@ -327,9 +276,11 @@ static int rl_load(unsigned int nr_entries, const struct rl_refs_caches *refs)
 	bpf_map__set_max_entries(skel->maps.refs, refs ? 4 * n : 1);
 	bpf_map__set_max_entries(skel->maps.samples, refs ? n / 8 ?: 1 : 1);
 	bpf_map__set_max_entries(skel->maps.sample_next, refs ? n / 16 ?: 1 : 1);
-	bpf_map__set_max_entries(skel->maps.refs_caches, refs && refs->nr ? refs->nr : 1);
 	skel->rodata->follow_refs = refs;
-	skel->rodata->refs_narrowed = refs && refs->narrowed;
+	if (refs && refs->narrowed) {
+		memcpy(skel->rodata->refs_globs, refs->glob, sizeof(refs->glob));
+		skel->rodata->nr_refs_globs = refs->nr;
+	}
 	if (!refs)
 		bpf_program__set_autoload(skel->progs.rl_ref_trace_ref, false);
 	skel->rodata->nr_cpus = libbpf_num_possible_cpus();
@@ -350,16 +301,7 @@ static int rl_load(unsigned int nr_entries, const struct rl_refs_caches *refs)
 		       err);
 		goto out;
 	}
-	for (i = 0; refs && i < refs->nr; i++) {
-		u8 one = 1;
 
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.refs_caches), refs->name[i], &one,
-					BPF_ANY)) {
-			pr_err("perf refleak: cannot give the programs the caches of --refs: %m\n");
-			err = -1;
-			goto out;
-		}
-	}
 	err = refleak_bpf__attach(skel);
 	if (err) {
 		pr_err("perf refleak: cannot attach the BPF programs (%d)\n", err);
@@ -404,17 +346,16 @@ int refleak_bpf_prepare(struct evlist *evlist, unsigned int nr_entries)
 	 * wanted, of the caches its filter names
 	 */
 	struct evsel *ref = evlist__find_evsel_by_str(evlist, rl_ev_name(RL_BPF_REF));
-	struct rl_refs_caches refs = { .name = NULL, };
+	struct rl_refs_globs refs = { .nr = 0, };
 	int err;
 
 	if (parse_event(evlist, "bpf-output/name=" REFLEAK_BPF_EVENT "/")) {
 		pr_err("perf refleak: cannot add the %s event\n", REFLEAK_BPF_EVENT);
 		return -1;
 	}
-	err = ref ? rl_refs_caches(ref->filter, &refs) : 0;
+	err = ref ? rl_refs_globs(ref->filter, &refs) : 0;
 	if (!err)
 		err = rl_load(nr_entries, ref ? &refs : NULL);
-	free(refs.name);
 	if (err)
 		return -1;
 	return perf_hooks__set_hook("record_start", rl_say_counting, NULL);
@@ -1154,7 +1095,8 @@ static void rl_debug_maps(void)
 			 (unsigned long long)skel->bss->nr_refs_map_full,
 			 (unsigned long long)info.recursion_misses);
 		pr_debug("perf refleak: balanced objects kept whole: %u of %u\n",
-			 rl_map_entries(skel->maps.samples), bpf_map__max_entries(skel->maps.samples));
+			 rl_map_entries(skel->maps.samples),
+			 bpf_map__max_entries(skel->maps.samples));
 	}
 	pr_debug("perf refleak: processes kept: %u of %u\n",
 		 rl_map_entries(skel->maps.procs), bpf_map__max_entries(skel->maps.procs));

@@ -158,11 +158,12 @@ struct {
 /*
  * The latest RL_BPF_SAMPLES balanced objects of each allocation site and
  * stack and shape (which stacks got and put them: a bit of 64 each, a get
- * apart from a put), kept whole with their gets and puts: the report learns from them which put pairs with which get, as
- * from the balanced objects of the plain recording.  An object is summed
- * into its site when a later one takes its slot, or written whole at the
- * end: what is written does not grow with time.  The next slot of each,
- * in sample_next.  Full: balanced objects are summed at once.
+ * apart from a put), kept whole with their gets and puts: the report
+ * learns from them which put pairs with which get, as from the balanced
+ * objects of the plain recording.  An object is summed into its site when
+ * a later one takes its slot, or written whole at the end: what is
+ * written does not grow with time.  The next slot of each, in
+ * sample_next.  Full: balanced objects are summed at once.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -177,14 +178,6 @@ struct {
 	__type(value, u32);
 	__uint(max_entries, 4096);
 } sample_next SEC(".maps");
-
-/* record -b --refs: the names of the caches whose gets and puts are followed */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__type(key, char[RL_BPF_CACHE_NAME]);
-	__type(value, u8);
-	__uint(max_entries, 1024);
-} refs_caches SEC(".maps");
 
 /* struct kmem_cache * -> its name */
 struct {
@@ -1060,8 +1053,9 @@ static __always_inline u64 rl_now(void)
 const volatile u32 nr_cpus = 1;
 /* rl_ref_trace_ref() runs: gets and puts are followed (from the loader) */
 const volatile bool follow_refs;
-/* ... of the caches in refs_caches alone (record -b --refs) */
-const volatile bool refs_narrowed;
+/* ... of the caches these globs match alone (record -b --refs): '*' and '?' */
+const volatile char refs_globs[RL_BPF_REFS_GLOBS][RL_BPF_CACHE_NAME];
+const volatile u32 nr_refs_globs;
 
 /*
  * The time of a fork or an exit: later than every event given a time so
@@ -1195,9 +1189,11 @@ static __always_inline void rl_sum_balanced(struct rl_bpf_obj *o)
 
 struct rl_drop_ctx {
 	u64	id;
+	bool	release;	/* its takers are a reference short */
+	bool	forget;		/* the gets and puts go */
 };
 
-/* one get or put of a balanced object, forgotten: its taker is a reference short */
+/* one get or put of a balanced object */
 static long rl_drop_one(u64 i, void *ctx)
 {
 	struct rl_drop_ctx *d = ctx;
@@ -1206,31 +1202,30 @@ static long rl_drop_one(u64 i, void *ctx)
 
 	if (!ev)
 		return 0;
-	if (ev->delta > 0)
+	if (d->release && ev->delta > 0)
 		rl_own(ev->pid, -1);
-	if (!bpf_map_delete_elem(&refs, &key))
+	if (d->forget && !bpf_map_delete_elem(&refs, &key))
 		__sync_fetch_and_sub(&nr_refs_kept, 1);
 	return 0;
 }
 
-/* the gets and puts of an object that is neither reported nor a sample */
-static __always_inline void rl_drop_refs(struct rl_bpf_obj *o)
+/*
+ * The gets and puts of a balanced object: its takers' exits are no
+ * longer needed (@release), and, unless it is a sample written whole,
+ * they go (@forget)
+ */
+static __always_inline void rl_drop_refs(struct rl_bpf_obj *o, bool release, bool forget)
 {
-	struct rl_drop_ctx d = { .id = o->id };
+	struct rl_drop_ctx d = { .id = o->id, .release = release, .forget = forget };
 	u32 n = o->nr_refs < RL_BPF_REFS ? o->nr_refs : RL_BPF_REFS;
 
 	if (n)
 		bpf_loop(n, rl_drop_one, &d, 0);
-	o->nr_refs = 0;
+	if (forget)
+		o->nr_refs = 0;
 }
 
-/*
- * A balanced object, while gets and puts are followed: kept whole as one
- * of its site's latest samples, the one whose slot it takes summed and
- * forgotten.  Also one that took none: its final put paid its birth back,
- * which the report learns too.  False: summed now (gets and puts not
- * followed, not of its cache, or no room).
- */
+/* where @o is kept among its site's samples: slot 0 */
 static __always_inline void rl_sample_key(const struct rl_bpf_obj *o, struct rl_sample_key *key)
 {
 	key->site.call_site = o->call_site;
@@ -1241,13 +1236,20 @@ static __always_inline void rl_sample_key(const struct rl_bpf_obj *o, struct rl_
 	key->pad = 0;
 }
 
+/*
+ * A balanced object, while gets and puts are followed: kept whole as one
+ * of its site's latest samples, the one whose slot it takes summed and
+ * forgotten.  Also one that took none: its final put paid its birth back,
+ * which the report learns too.  False: summed now (gets and puts not
+ * followed, not of its cache, or no room).
+ */
 static __always_inline bool rl_sample(struct rl_bpf_obj *o)
 {
 	struct rl_sample_key key;
 	struct rl_bpf_obj *old;
 	u32 *next, zero = 0;
 
-	if (!follow_refs || (refs_narrowed && o->refs_wanted == 2))
+	if (!follow_refs || o->refs_wanted == 2)
 		return false;
 	rl_sample_key(o, &key);
 	next = bpf_map_lookup_elem(&sample_next, &key);
@@ -1261,7 +1263,7 @@ static __always_inline bool rl_sample(struct rl_bpf_obj *o)
 	old = bpf_map_lookup_elem(&samples, &key);
 	if (old) {
 		rl_sum_balanced(old);
-		rl_drop_refs(old);
+		rl_drop_refs(old, false, true);
 	}
 	o->sample = key.slot + 1;
 	if (bpf_map_update_elem(&samples, &key, o, BPF_ANY)) {
@@ -1418,9 +1420,11 @@ static __always_inline void rl_free(void *ctx, u32 level, u8 kind, u64 call_site
 		rl_report(o, addr);
 		rl_forget_counters(o, false);
 	} else {
-		if (!rl_sample(o)) {
+		if (rl_sample(o)) {
+			rl_drop_refs(o, true, false);
+		} else {
 			rl_sum_balanced(o);
-			rl_drop_refs(o);
+			rl_drop_refs(o, true, true);
 		}
 		rl_forget_counters(o, true);
 		bpf_map_update_elem(&graveyard, &addr, o, BPF_ANY);
@@ -1725,6 +1729,73 @@ RL_PROGS(ref_trace_anomaly, RL_BPF_ANOMALY, rl_anomaly(ctx, level, caller, (u64)
 	 unsigned long caller, const void *ref, int kind, int type)
 
 /*
+ * A cache's name against one glob of --refs, a step at a time: '?' is
+ * any character, '*' any run of them, tried shortest first (back to the
+ * last '*' and one character further when the rest does not match).
+ */
+struct rl_glob {
+	char	name[RL_BPF_CACHE_NAME];
+	u32	glob;
+	s32	i, j;		/* in the name, in the glob */
+	s32	star, mark;	/* the last '*' and where its run ends; -1: none */
+	bool	match;
+};
+
+static long rl_glob_step(u64 step, void *ctx)
+{
+	struct rl_glob *m = ctx;
+	u32 g = m->glob < RL_BPF_REFS_GLOBS ? m->glob : 0;
+	char c = m->i < RL_BPF_CACHE_NAME - 1 ? m->name[m->i & (RL_BPF_CACHE_NAME - 1)] : 0;
+	char pc = m->j < RL_BPF_CACHE_NAME - 1 ? refs_globs[g][m->j & (RL_BPF_CACHE_NAME - 1)] : 0;
+
+	if (!c) {
+		if (pc == '*') {
+			m->j++;
+			return 0;
+		}
+		m->match = !pc;
+		return 1;
+	}
+	if (pc && (pc == '?' || pc == c)) {
+		m->i++;
+		m->j++;
+	} else if (pc == '*') {
+		m->star = m->j++;
+		m->mark = m->i;
+	} else if (m->star >= 0) {
+		m->j = m->star + 1;
+		m->i = ++m->mark;
+	} else {
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * --refs: are the gets and puts of @o's cache followed?  Its name, as the
+ * event gives it (kmalloc()'s objects are in no cache the allocation
+ * names), matched at the object's first get or put.
+ */
+static __always_inline bool rl_refs_wanted(struct rl_bpf_obj *o, const char *cache)
+{
+	struct rl_glob m = {};
+	u32 g;
+
+	if (o->refs_wanted)
+		return o->refs_wanted == 1;
+	bpf_probe_read_kernel_str(m.name, sizeof(m.name), cache);
+	for (g = 0; g < RL_BPF_REFS_GLOBS && g < nr_refs_globs && !m.match; g++) {
+		m.glob = g;
+		m.i = 0;
+		m.j = 0;
+		m.star = -1;
+		bpf_loop(RL_BPF_CACHE_NAME * (RL_BPF_CACHE_NAME + 1), rl_glob_step, &m, 0);
+	}
+	o->refs_wanted = m.match ? 1 : 2;
+	return m.match;
+}
+
+/*
  * A get or a put that left references (ref_trace_ref) on a counter of an
  * object followed, kept under the object's id.  One program: a busy
  * kernel makes millions a second, nearly all of counters not followed,
@@ -1735,22 +1806,6 @@ RL_PROGS(ref_trace_anomaly, RL_BPF_ANOMALY, rl_anomaly(ctx, level, caller, (u64)
  * RL_BPF_REFS - 1, the last slot holds the latest: the same.  The task
  * of a get kept is kept too (its exit tells whether it still holds it).
  */
-/*
- * --refs: are the gets and puts of @o's cache followed?  Its name, as the
- * event gives it (kmalloc()'s objects are in no cache the allocation
- * names), looked up at the object's first get or put.
- */
-static __always_inline bool rl_refs_wanted(struct rl_bpf_obj *o, const char *cache)
-{
-	char name[RL_BPF_CACHE_NAME] = {};
-
-	if (!o->refs_wanted) {
-		bpf_probe_read_kernel_str(name, sizeof(name), cache);
-		o->refs_wanted = bpf_map_lookup_elem(&refs_caches, name) ? 1 : 2;
-	}
-	return o->refs_wanted == 1;
-}
-
 SEC("tp_btf/ref_trace_ref")
 int BPF_PROG(rl_ref_trace_ref, unsigned long caller, const void *ref, int kind, int old,
 	     int delta, const char *cache)
@@ -1763,7 +1818,7 @@ int BPF_PROG(rl_ref_trace_ref, unsigned long caller, const void *ref, int kind, 
 	if (!enabled)
 		return 0;
 	o = rl_object_by_counter((u64)ref);
-	if (!o || (refs_narrowed && !rl_refs_wanted(o, cache)))
+	if (!o || (nr_refs_globs && !rl_refs_wanted(o, cache)))
 		return 0;
 	bpf_preempt_disable();
 	rl_ev_init(&ev, ctx, RL_REF_LEVEL, RL_BPF_REF, caller, true);

@@ -22,6 +22,8 @@
  * whose count before it then tells the report that some are missing
  */
 #define RL_BPF_REFS		512
+/* record -b --refs: the caches' globs at the most */
+#define RL_BPF_REFS_GLOBS	8
 /* balanced objects kept whole per allocation site, stack and shape, the latest */
 #define RL_BPF_SAMPLES		8
 
@@ -117,7 +119,7 @@ struct rl_bpf_obj {
 	struct rl_bpf_ev free;
 	u8	nr_ctrs;
 	u8	nr_log_at_free;	/* the log's events before the free */
-	u8	refs_wanted;	/* --refs: its cache's gets and puts are followed (1) or not (2) */
+	u8	refs_wanted;	/* --refs: its cache's gets and puts followed (1) or not (2) */
 	u8	pad;
 	u32	nr_log;		/* counter events, some perhaps not kept */
 	u32	nr_refs;	/* gets and puts, RL_BPF_REFS of them kept at the most */
