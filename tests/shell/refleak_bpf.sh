@@ -253,11 +253,13 @@ fi
 # sleeps, the command started once the programs count): another process
 # makes the driver's leaks as soon as the recording says that it counts,
 # and they are found.  No signal stops it: a background job ignores
-# SIGINT until perf record handles it.
+# SIGINT until perf record handles it.  5 s: on a loaded guest the shell
+# that makes them may start a second or two after the line, and its
+# objects must be --min-age old at the end.
 if [ -w "$drv/control" ]; then
 	echo reclaim > "$drv/control"
 	reclaim_needed=1
-	perf refleak record -b --settle 0 -o "$tmpdir/sys-b.data" -- sleep 3 \
+	perf refleak record -b --settle 0 -o "$tmpdir/sys-b.data" -- sleep 5 \
 		> /dev/null 2> "$tmpdir/sys.err" &
 	rec=$!
 	waited=0
