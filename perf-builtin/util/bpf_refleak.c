@@ -223,7 +223,7 @@ struct rl_refs_globs {
 	bool	narrowed;	/* false: every cache */
 };
 
-static int rl_refs_globs(const char *filter, struct rl_refs_globs *g)
+static int rl_refs_globs_parse(const char *filter, struct rl_refs_globs *g)
 {
 	static const char op[] = "cache ~ \"";
 	const char *p, *end;
@@ -353,7 +353,7 @@ int refleak_bpf_prepare(struct evlist *evlist, unsigned int nr_entries)
 		pr_err("perf refleak: cannot add the %s event\n", REFLEAK_BPF_EVENT);
 		return -1;
 	}
-	err = ref ? rl_refs_globs(ref->filter, &refs) : 0;
+	err = ref ? rl_refs_globs_parse(ref->filter, &refs) : 0;
 	if (!err)
 		err = rl_load(nr_entries, ref ? &refs : NULL);
 	if (err)
