@@ -532,6 +532,7 @@ static int rl_on_final_put(struct refleak_report *rep, struct evsel *evsel,
 		.obj	= rl_field(evsel, info->ptr, sample),
 		.caller	= rl_field(evsel, info->call_site, sample),
 		.stack	= rl_sample_stack(rep, sample),
+		.pid	= sample->pid,
 	};
 
 	return refleak__final_put(rep->rl, &ev);
@@ -1905,6 +1906,9 @@ static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 		"# counters not followed: %s%satomic_t, lockref (objects only they count are not judged)\n",
 		rl_kernel_follows(rep, "file_ref") ? "" : "file_ref_t, ",
 		rl_kernel_follows(rep, "rcuref") ? "" : "rcuref_t, ");
+	if (st->nr_held_by_running)
+		fprintf(fp, "# live objects held by running processes only (not judged by their lifetime): %"
+			PRIu64 "\n", st->nr_held_by_running);
 	if (st->nr_rcu_requests)
 		fprintf(fp, "# kfree_rcu requests: %" PRIu64
 			" (counted as frees), their frees seen: %" PRIu64 "\n",

@@ -1503,6 +1503,7 @@ static int test__refleak_lost_absence(struct test_suite *test __maybe_unused,
 #define IRQ_ENTRY	FN(60)
 /* fork: what it takes, it takes for the child */
 #define COPY_PROCESS	FN(61)
+#define DO_SYSCALL	FN(66)
 /* the driver model's counting helpers */
 #define KOBJECT_GET	FN(62)
 #define GET_DEVICE	FN(63)
@@ -1512,8 +1513,9 @@ static int test__refleak_lost_absence(struct test_suite *test __maybe_unused,
 /*
  * Function FN(n) is "fn", at its 4 KiB boundary; above MACH is the tracing
  * machinery, IRQ_ENTRY the softirq dispatcher, COPY_PROCESS fork's
- * copy_process() and KOBJECT_GET to PUT_DEVICE the driver model's helpers,
- * by the names the engine's rules know them by.
+ * copy_process(), KOBJECT_GET to PUT_DEVICE the driver model's helpers
+ * and DO_SYSCALL the system call dispatch, by the names the engine's rules
+ * know them by.
  */
 static bool test_symbol(void *ctx __maybe_unused, u64 ip, const char **name, u64 *start)
 {
@@ -1521,6 +1523,7 @@ static bool test_symbol(void *ctx __maybe_unused, u64 ip, const char **name, u64
 	*name = ip >= MACH ? "perf_trace_run_bpf_submit" :
 		*start == IRQ_ENTRY ? "handle_softirqs" :
 		*start == COPY_PROCESS ? "copy_process.isra.0" :
+		*start == DO_SYSCALL ? "do_syscall_64" :
 		*start == KOBJECT_GET ? "kobject_get" : *start == GET_DEVICE ? "get_device" :
 		*start == KOBJECT_PUT ? "kobject_put" : *start == PUT_DEVICE ? "put_device" : "fn";
 	return true;
@@ -2466,6 +2469,154 @@ static int test__refleak_past_last_put(struct test_suite *test __maybe_unused,
 	return TEST_OK;
 }
 
+static int ev_put_pid(struct refleak *rl, u64 t, u64 obj, u32 stack, int pid)
+{
+	struct refleak_put_ev ev = {
+		.time = t, .obj = obj, .stack = stack, .pid = pid,
+	};
+	return refleak__final_put(rl, &ev);
+}
+
+/*
+ * call_ref_held: process 100, forked in the recording and running at the
+ * end, makes 8 objects; each is born, a command's lookup takes a reference
+ * that the command puts before it returns, and the owner's put ends it.
+ * In every second object the command forgets its put: that reference is
+ * held long after its call, by a process still running, and no other rule
+ * holds (the leaked objects have an allocation stack of their own).
+ * Counter-examples: one balanced object's lookup put by another process,
+ * puts in another call, a leak too recent.
+ */
+static int test__refleak_call_ref_held(struct test_suite *test __maybe_unused,
+				       int subtest __maybe_unused)
+{
+	const u64 root = DO_SYSCALL, ep = FN(2), create = FN(3), lookup = FN(5),
+		  sys_c = FN(6), teardown = FN(8), sys_d = FN(9);
+	enum { PLAIN, ELSEWHERE, OTHER_CALL, TOO_RECENT, NR_ROUNDS };
+	int round, i;
+
+	for (round = 0; round < NR_ROUNDS; round++) {
+		struct refleak *rl = new_refs_engine();
+		u32 s_birth, s_get, s_put, s_end, s_alloc, s_alloc_leak;
+		const struct refleak_stats *stats;
+		struct refleak_group *g;
+		u64 now = T0, end;
+
+		TEST_ASSERT_VAL("engine", rl);
+		refleak__fork(rl, 1, 100, now);
+		/* not under the system call, so that the put pairs with the get alone */
+		s_birth = stack_of(rl, create + 0x10, ep + 0x10, FN(1) + 0x10, 0);
+		s_get = stack_of(rl, lookup + 0x10, sys_c + 0x10, root + 0x20, 0);
+		s_put = round == OTHER_CALL ? stack_of(rl, sys_d + 0x30, root + 0x28, 0, 0) :
+					      stack_of(rl, sys_c + 0x30, root + 0x20, 0, 0);
+		s_end = stack_of(rl, teardown + 0x10, ep + 0x30, root + 0x10, 0);
+		s_alloc = stack_of(rl, ep + 0x50, root + 0x30, 0, 0);
+		s_alloc_leak = stack_of(rl, sys_c + 0x50, root + 0x40, 0, 0);
+		end = T0 + 5 * SEC;
+		for (i = 0; i < 8; i++) {
+			u64 obj = 0x800000 + i * 0x1000, ref = obj + 8;
+			bool leak = i % 2;
+
+			if (leak && round == TOO_RECENT && i == 7)
+				now = end - REFLEAK_DEFAULT_MIN_AGE_NS / 2;
+			ev_alloc_pid(rl, now += MS, obj, SITE_L, leak ? s_alloc_leak : s_alloc, 100);
+			ev_set_pid(rl, now += MS, ref, 1, s_birth, 100);
+			ev_ref_pid(rl, now += MS, ref, 1, 1, s_get, 100);
+			if (!leak)
+				ev_ref_pid(rl, now += MS, ref, 2, -1, s_put,
+					   round == ELSEWHERE && i == 0 ? 300 : 100);
+			if (leak) {
+				ev_ref_pid(rl, now += MS, ref, 2, -1, s_end, 100);
+			} else {
+				ev_put_pid(rl, now += MS, ref, s_end, 100);
+				ev_free(rl, now += MS, obj, "c", 0);
+			}
+		}
+		stats = finish(rl, end);
+		g = only_group(rl, REFLEAK_LIKELY_LEAK);
+		if (round == PLAIN) {
+			TEST_ASSERT_VAL("likely, a reference its call puts", g && g->count == 4 &&
+					g->nr_evidence[REFLEAK_EVIDENCE_CALL_REF_HELD] == 4);
+			TEST_ASSERT_VAL("no other evidence",
+					!g->nr_evidence[REFLEAK_EVIDENCE_OWNER_EXITED] &&
+					!g->nr_evidence[REFLEAK_EVIDENCE_SIBLINGS_DIED] &&
+					!g->nr_evidence[REFLEAK_EVIDENCE_PAST_LAST_PUT]);
+			TEST_ASSERT_VAL("the lookup's get named", ep_named(rl, s_get) == TEST_OK);
+		} else if (round == TOO_RECENT) {
+			TEST_ASSERT_VAL("the three older ones only", g && g->count == 3);
+		} else {
+			TEST_ASSERT_VAL("not likely",
+					!g && stats->class_count[REFLEAK_LIKELY_LEAK] == 0);
+			TEST_ASSERT_VAL("outstanding",
+					stats->class_count[REFLEAK_OUTSTANDING] == 4);
+		}
+		refleak__delete(rl);
+	}
+	return TEST_OK;
+}
+
+/*
+ * Held by running processes: process 100, forked in the recording and
+ * running at the end, opens an object every 200 ms and closes every
+ * second one 2 ms later; the others it keeps.  They outlive their
+ * siblings and keep accumulating (siblings_died), but what they hold,
+ * their birth, is what their siblings' opener put itself: held, not
+ * leaked -- with or without their gets and puts recorded.  Counter-
+ * examples, where siblings_died stands: the siblings' final put in an
+ * interrupt, or by another process; the opener a kernel thread.
+ */
+static int test__refleak_held_by_running(struct test_suite *test __maybe_unused,
+					 int subtest __maybe_unused)
+{
+	const u64 root = DO_SYSCALL, sys_open = FN(2), sys_close = FN(3), alloc = FN(4),
+		  close = FN(5);
+	enum { HELD, TRACED, PUT_IN_IRQ, PUT_BY_OTHER, KTHREAD, NR_ROUNDS };
+	int round, i;
+
+	for (round = 0; round < NR_ROUNDS; round++) {
+		struct refleak *rl = new_refs_engine();
+		bool held = round == HELD || round == TRACED;
+		const struct refleak_stats *stats;
+		u32 s_alloc, s_birth, s_close;
+		struct refleak_group *g;
+		u64 now;
+
+		TEST_ASSERT_VAL("engine", rl);
+		if (round == TRACED)
+			TEST_ASSERT_VAL("traced", !refleak__refs_recorded(rl, "c"));
+		refleak__fork(rl, round == KTHREAD ? 2 : 1, 100, T0 - SEC);
+		s_alloc = stack_of(rl, alloc + 0x10, sys_open + 0x10, root + 0x10, 0);
+		s_birth = stack_of(rl, alloc + 0x20, sys_open + 0x10, root + 0x10, 0);
+		s_close = round == PUT_IN_IRQ ?
+			  stack_of(rl, close + 0x10, IRQ_ENTRY + 0x10, root + 0x20, 0) :
+			  stack_of(rl, close + 0x10, sys_close + 0x10, root + 0x20, 0);
+		for (i = 0, now = T0; i < 10; i++, now += 200 * MS) {
+			u64 obj = 0x900000 - i * 0x1000;
+
+			ev_alloc_pid(rl, now, obj, SITE_L, s_alloc, 100);
+			ev_set_pid(rl, now + 1, obj + 8, 1, s_birth, 100);
+			if (!(i & 1))
+				continue;
+			ev_put_pid(rl, now + MS, obj + 8, s_close, round == PUT_BY_OTHER ? 300 : 100);
+			ev_free(rl, now + 2 * MS, obj, "c", 0);
+		}
+		stats = finish(rl, now + 3 * SEC);
+		g = only_group(rl, REFLEAK_LIKELY_LEAK);
+		if (held) {
+			TEST_ASSERT_VAL("not likely", !g);
+			TEST_ASSERT_VAL("held by their opener",
+					stats->class_count[REFLEAK_OUTSTANDING] == 5 &&
+					stats->nr_held_by_running == 5);
+		} else {
+			TEST_ASSERT_VAL("likely by siblings_died", g && g->count == 5 &&
+					g->nr_evidence[REFLEAK_EVIDENCE_SIBLINGS_DIED] == 5);
+			TEST_ASSERT_VAL("none held", !stats->nr_held_by_running);
+		}
+		refleak__delete(rl);
+	}
+	return TEST_OK;
+}
+
 /*
  * A struct device's gets and puts go through kobject_get() and
  * get_device() (kobject_put(), put_device()): what took or dropped a
@@ -2564,6 +2715,8 @@ static struct test_case tests__refleak[] = {
 		  refleak_refs_birth_only),
 	TEST_CASE("refs: what balanced objects hold at their free is not a leak",
 		  refleak_refs_held_at_free),
+	TEST_CASE("likely leaks: a reference its call always puts, held", refleak_call_ref_held),
+	TEST_CASE("held by running processes: not judged by lifetime", refleak_held_by_running),
 	TEST_CASE("likely leaks: past the put that ended the site's balanced objects",
 		  refleak_past_last_put),
 	TEST_CASE("refs: the driver model's helpers are not the users of a reference",

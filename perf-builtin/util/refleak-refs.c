@@ -67,6 +67,21 @@
  * sk_wmem_alloc), else the first still holding some (a passive count left
  * when the main count reached zero), else the first.
  *
+ * The balanced objects also show who holds a get's references, for the
+ * verdicts (refleak.c).  For each get stack (its key), the pairs decided
+ * are counted by how their put came:
+ *
+ *   - in the call that took it: by the same process, outside an
+ *     interrupt, the two stacks sharing a call as rule 2 reads them.  A
+ *     reference a call takes for its own use; one held long after such
+ *     a call returned is a put that call forgot (call_ref_held), whoever
+ *     took it and whether or not they still run;
+ *   - by its taker: by the same process outside an interrupt, or after
+ *     the process exited (a task's own state, freed after its exit).  A
+ *     live object holding only such references, each taken by a user
+ *     process still running, is held by it (a descriptor still open) and
+ *     is no leak by its lifetime alone.
+ *
  * Counts are checked: each ref_trace_ref carries the count before it, and
  * a count that differs from the ledger's means an event is missing (lost,
  * or an untraced path changed the counter), unless it and the event before
@@ -109,7 +124,7 @@ struct rl_ledger_entry {
 	u32	stack;
 	s32	delta;
 	u64	time;		/* 0: not known */
-	int	pid;		/* of the task, 0: not known */
+	int	pid;		/* of the process, 0: not known */
 };
 
 struct refleak_ledger {
@@ -147,6 +162,9 @@ struct rl_unit {
 	s64	paired;
 	s64	sure;		/* paired before any choice the rules could not make */
 	bool	candidate;	/* could own a put that paired elsewhere */
+	/* the latest get of the unit: its process and time */
+	int	pid;
+	u64	time;
 };
 
 struct rl_pairing {
@@ -182,6 +200,15 @@ struct rl_shapes {
 	struct rl_shape	*shape[RL_SHAPES_MAX];
 };
 
+/* how the balanced objects of a site put the references of one get stack */
+struct rl_get_use {
+	u32	in_call;	/* in the call that took them */
+	u32	elsewhere;
+	u32	by_taker;	/* by the process that took them, or after it exited */
+	u32	not_by_taker;
+	u64	max_call_ns;	/* the longest an in_call reference was held */
+};
+
 /* what the balanced objects of a site taught the pairing */
 struct refleak_refs_site {
 	/* (get, put) stack keys -> pairs seen (rule 1) */
@@ -192,6 +219,8 @@ struct refleak_refs_site {
 	bool			held_at_free;
 	/* (counter offset, put stack key) -> balanced objects it was the last put of */
 	struct hashmap		*last_puts;
+	/* get stack key -> struct rl_get_use */
+	struct hashmap		*uses;
 	/* balanced objects with several counters: which reached zero first */
 	struct {
 		u32		offset;
@@ -339,7 +368,7 @@ int refleak_ledger__ref(struct refleak_ledger **lp, u32 offset, u32 stack, s32 o
 	return refleak_ledger__push(l, stack, delta, time, pid);
 }
 
-int refleak_ledger__final(struct refleak_ledger *l, u32 offset, u32 stack, u64 time)
+int refleak_ledger__final(struct refleak_ledger *l, u32 offset, u32 stack, u64 time, int pid)
 {
 	const struct refleak_ledger *k;
 	u8 order = 1;
@@ -357,7 +386,7 @@ int refleak_ledger__final(struct refleak_ledger *l, u32 offset, u32 stack, u64 t
 	held = l->count > 0 ? l->count : 1;
 	l->count = 0;
 	l->last_fix = RL_FIX_NONE;
-	return refleak_ledger__push(l, stack, -held, time, 0);
+	return refleak_ledger__push(l, stack, -held, time, pid);
 }
 
 void refleak_ledger__delete(struct refleak_ledger *l)
@@ -404,6 +433,16 @@ static u32 rl_stack_end(struct refleak_stacks *st, const u64 *ips, u32 nr)
 	return nr;
 }
 
+/* was stack @id taken in an interrupt? Its process is whatever it stopped */
+static bool rl_in_irq(struct refleak_stacks *st, u32 id)
+{
+	const u64 *ips;
+	u32 nr;
+
+	ips = id ? refleak_stacks__get(st, id, &nr) : NULL;
+	return !ips || rl_stack_end(st, ips, nr) < nr;
+}
+
 /* index of the first frame of a leaf-first stack outside the machinery */
 static u32 rl_user_start(struct refleak_stacks *st, const u64 *ips, u32 nr)
 {
@@ -420,8 +459,9 @@ static u32 rl_user_start(struct refleak_stacks *st, const u64 *ips, u32 nr)
  * the number of frames they share from the root, plus one when the next
  * frames are in the same function F.  0 when F is further than
  * RL_SCOPE_DEPTH callers from either the get or the put, or unknown.
+ * *@f: an address in F.
  */
-static u32 rl_scope(struct refleak_stacks *st, u32 g, u32 p)
+static u32 rl_scope_f(struct refleak_stacks *st, u32 g, u32 p, u64 *f)
 {
 	const u64 *gi, *pi;
 	u32 gn, pn, gs, ps, ng, np, i = 0, score, below_g, below_p;
@@ -446,12 +486,31 @@ static u32 rl_scope(struct refleak_stacks *st, u32 g, u32 p)
 		score++;
 	if (!score)
 		return 0;
+	*f = gi[gn - score];
 	/* frames below F: F is frame score - 1 from the root */
 	below_g = ng - score;
 	below_p = np - score;
 	if (below_g > RL_SCOPE_DEPTH || below_p > RL_SCOPE_DEPTH)
 		return 0;
 	return score;
+}
+
+static u32 rl_scope(struct refleak_stacks *st, u32 g, u32 p)
+{
+	u64 f;
+
+	return rl_scope_f(st, g, p, &f);
+}
+
+/*
+ * In the same call: the get at @g and the put at @p share a call (rule 2),
+ * and not only the entry that dispatches calls of every kind.
+ */
+static bool rl_same_call(struct refleak_stacks *st, u32 g, u32 p)
+{
+	u64 f;
+
+	return rl_scope_f(st, g, p, &f) && !refleak_stacks__dispatch(st, f);
 }
 
 /*
@@ -631,12 +690,66 @@ static void rl_learn_pair(struct refleak_site *site, u64 get, u64 put, s64 nr)
 	hashmap__set(refs->pairs, rl_pair_key(get, put), n + nr, NULL, NULL);
 }
 
+/* the use of get stack @key at @site, made at its first use: NULL without memory */
+static struct rl_get_use *rl_get_use(struct refleak_site *site, u64 key)
+{
+	struct refleak_refs_site *refs = rl_site_refs(site);
+	struct rl_get_use *use;
+
+	if (!refs || !rl_site_map(&refs->uses))
+		return NULL;
+	if (hashmap__find(refs->uses, (long)key, &use))
+		return use;
+	use = zalloc(sizeof(*use));
+	if (use && hashmap__add(refs->uses, (long)key, use))
+		zfree(&use);
+	return use;
+}
+
+static const struct rl_get_use *rl_get_use_of(const struct refleak_site *site, u64 key)
+{
+	struct rl_get_use *use = NULL;
+
+	if (site && site->refs && site->refs->uses)
+		hashmap__find(site->refs->uses, (long)key, &use);
+	return use;
+}
+
 /*
- * Run the ledger through the rules; @learn: record what was decided in
+ * @n references of @u, taken by its latest get, were put by the ledger
+ * entry @e: in the call that took them, by their taker?
+ */
+static void rl_learn_use(struct refleak_stacks *st, struct refleak_site *site,
+			 const struct rl_unit *u, const struct rl_ledger_entry *e, s64 n,
+			 const struct refleak_tasks *tasks)
+{
+	struct rl_get_use *use = rl_get_use(site, u->key);
+	bool same = u->pid > 0 && u->pid == e->pid && !rl_in_irq(st, u->stack) &&
+		    !rl_in_irq(st, e->stack);
+
+	if (!use)
+		return;
+	if (same && rl_same_call(st, u->stack, e->stack)) {
+		use->in_call += n;
+		if (e->time > u->time && e->time - u->time > use->max_call_ns)
+			use->max_call_ns = e->time - u->time;
+	} else {
+		use->elsewhere += n;
+	}
+	if (same || (u->pid > 0 && !rl_in_irq(st, u->stack) &&
+		     tasks->exited(tasks->arg, u->pid, u->time, e->time)))
+		use->by_taker += n;
+	else
+		use->not_by_taker += n;
+}
+
+/*
+ * Run the ledger through the rules; @tasks: record what was decided in
  * @site.  A NULL @site: rules 2 and 3 alone, as rule 4 compares.
  */
 static void rl_pair_ledger(struct refleak_stacks *st, struct refleak_site *site,
-			   const struct refleak_ledger *l, struct rl_pairing *pr, bool learn)
+			   const struct refleak_ledger *l, struct rl_pairing *pr,
+			   const struct refleak_tasks *tasks)
 {
 	u32 i;
 
@@ -648,8 +761,11 @@ static void rl_pair_ledger(struct refleak_stacks *st, struct refleak_site *site,
 		if (e->delta > 0) {
 			struct rl_unit *u = rl_unit(st, pr, e->stack, i);
 
-			if (u)
+			if (u) {
 				u->gets += e->delta;
+				u->pid = e->pid;
+				u->time = e->time;
+			}
 			continue;
 		}
 		/*
@@ -678,8 +794,10 @@ static void rl_pair_ledger(struct refleak_stacks *st, struct refleak_site *site,
 				continue;
 			}
 			u->sure += n;
-			if (learn && u->stack && e->stack)
+			if (tasks && u->stack && e->stack) {
 				rl_learn_pair(site, u->key, rl_stack_key(st, e->stack), n);
+				rl_learn_use(st, site, u, e, n, tasks);
+			}
 		}
 	}
 }
@@ -824,14 +942,14 @@ static void rl_learn_last_put(struct refleak_stacks *st, struct refleak_site *si
 }
 
 void refleak_refs__learn(struct refleak_stacks *st, struct refleak_site *site,
-			 const struct refleak_ledger *l)
+			 const struct refleak_ledger *l, const struct refleak_tasks *tasks)
 {
 	struct rl_pairing pr;
 
 	if (!l || l->truncated || l->inconsistent)
 		return;
 	rl_learn_last_put(st, site, l);
-	rl_pair_ledger(st, site, l, &pr, true);
+	rl_pair_ledger(st, site, l, &pr, tasks);
 	/*
 	 * A counter freed still holding references (net_device's dev_refcnt
 	 * keeps its birth: free_netdev() frees, no put reaches zero) teaches
@@ -840,7 +958,7 @@ void refleak_refs__learn(struct refleak_stacks *st, struct refleak_site *site,
 	 */
 	if (!pr.ambiguous && !refleak_ledger__held(l))
 		return;
-	rl_pair_ledger(st, NULL, l, &pr, false);
+	rl_pair_ledger(st, NULL, l, &pr, NULL);
 	if ((pr.ambiguous || refleak_ledger__held(l)) && !pr.overflow)
 		rl_learn_shape(site, &pr);
 }
@@ -1114,7 +1232,7 @@ static struct refleak_unput *rl_unput__by_shape(struct refleak_stacks *st,
 	int nr, i;
 	u32 k;
 
-	rl_pair_ledger(st, NULL, l, &pr, false);
+	rl_pair_ledger(st, NULL, l, &pr, NULL);
 	nr = rl_balanced_shape(site, &pr, left, &held);
 	if (nr <= 0)
 		return NULL;
@@ -1185,7 +1303,7 @@ static struct refleak_unput *rl_unput_of(struct refleak_stacks *st,
 	s64 refs = 0;
 
 	*err = 0;
-	rl_pair_ledger(st, (struct refleak_site *)site, l, &pr, false);
+	rl_pair_ledger(st, (struct refleak_site *)site, l, &pr, NULL);
 	for (i = 0; i < pr.nr; i++) {
 		struct rl_unit *un = &pr.units[i];
 
@@ -1273,6 +1391,139 @@ bool refleak_refs__past_last_put(struct refleak_stacks *st, const struct refleak
 			return true;
 	}
 	return false;
+}
+
+void refleak_refs__learn_birth(struct refleak_stacks *st, struct refleak_site *site,
+			       u32 birth_stack, int birth_pid, u64 birth_ns,
+			       u32 put_stack, int put_pid, u64 put_ns,
+			       const struct refleak_tasks *tasks)
+{
+	struct rl_unit u = {
+		.stack = birth_stack, .key = rl_stack_key(st, birth_stack),
+		.pid = birth_pid, .time = birth_ns,
+	};
+	struct rl_ledger_entry e = { .stack = put_stack, .time = put_ns, .pid = put_pid, };
+
+	if (birth_stack && put_stack && birth_ns && put_ns)
+		rl_learn_use(st, site, &u, &e, 1, tasks);
+}
+
+/* the latest get at @stack in @k, 0 if none */
+static const struct rl_ledger_entry *rl_latest_get(const struct refleak_ledger *k, u32 stack)
+{
+	u32 i;
+
+	for (i = k->nr; i-- > 0;)
+		if (k->e[i].delta > 0 && k->e[i].stack == stack)
+			return &k->e[i];
+	return NULL;
+}
+
+/*
+ * call_ref_held: of the references @k holds, as its report names them
+ * with certainty, one was taken at a get that @min_objects balanced
+ * objects put in the call that took it, and never elsewhere; its latest
+ * get there is at least @min_age_ns old and @factor times older than
+ * the longest they held one.
+ */
+static bool rl_call_ref_held(struct refleak_stacks *st, const struct refleak_site *site,
+			     const struct refleak_ledger *k, u32 min_objects, u64 end_ns,
+			     u64 min_age_ns, u32 factor)
+{
+	struct refleak_unput *u;
+	bool held = false;
+	u32 s;
+	int err;
+
+	u = rl_unput_of(st, site, k, &err);
+	if (!u)
+		return false;
+	for (s = 0; u->certain && s < u->nr_stacks && !held; s++) {
+		u32 stack = u->stacks[s].stack;
+		const struct rl_get_use *use = rl_get_use_of(site, rl_stack_key(st, stack));
+		const struct rl_ledger_entry *e = rl_latest_get(k, stack);
+		u64 age;
+
+		if (!stack || !e || !e->time || e->time > end_ns || !use ||
+		    use->in_call < min_objects || use->elsewhere)
+			continue;
+		age = max(min_age_ns, use->max_call_ns * factor);
+		held = end_ns - e->time >= age;
+	}
+	free(u);
+	return held;
+}
+
+bool refleak_refs__call_ref_held(struct refleak_stacks *st, const struct refleak_site *site,
+				 const struct refleak_ledger *l, u32 min_objects, u64 end_ns,
+				 u64 min_age_ns, u32 factor)
+{
+	const struct refleak_ledger *k;
+
+	for (k = l; k; k = k->next) {
+		if (k->count <= 0 || k->truncated || k->inconsistent)
+			continue;
+		if (rl_call_ref_held(st, site, k, min_objects, end_ns, min_age_ns, factor))
+			return true;
+	}
+	return false;
+}
+
+/* references at @key are put by their taker in @min_objects balanced objects, always */
+static bool rl_taker_puts(struct refleak_stacks *st, const struct refleak_site *site,
+			  u32 stack, u32 min_objects)
+{
+	const struct rl_get_use *use = rl_get_use_of(site, rl_stack_key(st, stack));
+
+	return stack && use && use->by_taker >= min_objects && !use->not_by_taker;
+}
+
+bool refleak_refs__held_by_running(struct refleak_stacks *st, const struct refleak_site *site,
+				   const struct refleak_ledger *l, u32 min_objects,
+				   const struct refleak_tasks *tasks)
+{
+	const struct refleak_ledger *k;
+	bool any = false;
+
+	for (k = l; k; k = k->next) {
+		struct refleak_unput *u;
+		bool all = true;
+		u32 s, i;
+		int err;
+
+		if (k->count <= 0)
+			continue;
+		if (k->truncated || k->inconsistent)
+			return false;
+		u = rl_unput_of(st, site, k, &err);
+		if (!u)
+			return false;
+		for (s = 0; s < u->nr_stacks && all; s++) {
+			u32 stack = u->stacks[s].stack;
+
+			all = rl_taker_puts(st, site, stack, min_objects) && !rl_in_irq(st, stack);
+			for (i = 0; i < k->nr && all; i++) {
+				const struct rl_ledger_entry *e = &k->e[i];
+
+				if (e->delta > 0 && e->stack == stack)
+					all = tasks->running(tasks->arg, e->pid, e->time);
+			}
+		}
+		free(u);
+		if (!all)
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+bool refleak_refs__birth_held_by_running(struct refleak_stacks *st,
+					 const struct refleak_site *site, u32 birth_stack,
+					 int pid, u64 time, u32 min_objects,
+					 const struct refleak_tasks *tasks)
+{
+	return rl_taker_puts(st, site, birth_stack, min_objects) && !rl_in_irq(st, birth_stack) &&
+	       tasks->running(tasks->arg, pid, time);
 }
 
 int refleak_refs__name(struct refleak_stacks *st, struct refleak_group *g,
@@ -1367,6 +1618,14 @@ void refleak_refs__site_exit(struct refleak_site *site)
 		return;
 	hashmap__free(site->refs->pairs);
 	hashmap__free(site->refs->last_puts);
+	if (site->refs->uses) {
+		struct hashmap_entry *cur;
+		size_t bkt;
+
+		hashmap__for_each_entry(site->refs->uses, cur, bkt)
+			free((void *)cur->value);
+		hashmap__free(site->refs->uses);
+	}
 	for (i = 0; site->refs->shapes && i < site->refs->shapes->nr; i++)
 		free(site->refs->shapes->shape[i]);
 	free(site->refs->shapes);

@@ -37,6 +37,7 @@ enum {
 	RL_FRAME_HELPER		= 1 << 2,	/* a counting helper: not the counter's user */
 	RL_FRAME_IRQ_ENTRY	= 1 << 3,
 	RL_FRAME_FORK		= 1 << 4,	/* fork's copy_process() */
+	RL_FRAME_DISPATCH	= 1 << 5,	/* runs one call of many: a syscall, a work item */
 };
 
 struct rl_frame {
@@ -282,6 +283,28 @@ static bool rl_irq_entry_name(const char *name)
 	       strstarts(name, "asm_sysvec_") || !strcmp(name, "asm_common_interrupt");
 }
 
+/*
+ * Where a task enters the call it makes, whatever call it is: the system
+ * call entry and dispatch, a kernel thread's loop and a worker's.  Two
+ * stacks that share only these are in different calls.
+ */
+static bool rl_dispatch_name(const char *name)
+{
+	static const char * const dispatch[] = {
+		"entry_SYSCALL", "entry_SYSENTER", "do_syscall_64", "x64_sys_call",
+		"ia32_sys_call", "do_int80_syscall_32", "__do_fast_syscall_32",
+		"do_fast_syscall_32", "ret_from_fork", "kthread", "worker_thread",
+		"process_one_work", "process_scheduled_works",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(dispatch); i++)
+		if (!strcmp(name, dispatch[i]) ||
+		    (strstarts(name, dispatch[i]) && !strncmp(dispatch[i], "entry_", 6)))
+			return true;
+	return false;
+}
+
 /* copy_process(), or a copy of it the compiler made ("copy_process.isra.0") */
 static bool rl_fork_name(const char *name)
 {
@@ -305,7 +328,8 @@ static struct rl_frame rl_frame(struct refleak_stacks *st, u64 ip)
 		f.what = RL_FRAME_SYMBOL | (rl_noise_name(name) ? RL_FRAME_NOISE : 0) |
 			 (rl_helper_name(name) ? RL_FRAME_HELPER : 0) |
 			 (rl_irq_entry_name(name) ? RL_FRAME_IRQ_ENTRY : 0) |
-			 (rl_fork_name(name) ? RL_FRAME_FORK : 0);
+			 (rl_fork_name(name) ? RL_FRAME_FORK : 0) |
+			 (rl_dispatch_name(name) ? RL_FRAME_DISPATCH : 0);
 	}
 	kept = st->frames ? malloc(sizeof(*kept)) : NULL;
 	if (kept) {
@@ -335,6 +359,11 @@ u64 refleak_stacks__func(struct refleak_stacks *st, u64 ip)
 bool refleak_stacks__irq_entry(struct refleak_stacks *st, u64 ip)
 {
 	return rl_frame(st, ip).what & RL_FRAME_IRQ_ENTRY;
+}
+
+bool refleak_stacks__dispatch(struct refleak_stacks *st, u64 ip)
+{
+	return rl_frame(st, ip).what & RL_FRAME_DISPATCH;
 }
 
 bool refleak_stacks__in_fork(struct refleak_stacks *st, u32 id)

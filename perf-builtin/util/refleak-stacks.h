@@ -47,6 +47,8 @@ u64 refleak_stacks__func(struct refleak_stacks *st, u64 ip);
 /* the frame is where an interrupt entered: the softirq dispatcher, a vector */
 bool refleak_stacks__irq_entry(struct refleak_stacks *st, u64 ip);
 /* stack @id runs through fork's copy_process(): what it took, it took for the child */
+/* @ip is in a function that enters calls of every kind (a syscall's dispatch, a worker's loop) */
+bool refleak_stacks__dispatch(struct refleak_stacks *st, u64 ip);
 bool refleak_stacks__in_fork(struct refleak_stacks *st, u32 id);
 /* index of the first frame of a leaf-first stack after the noise frames */
 u32 refleak_stacks__first_frame(struct refleak_stacks *st, const u64 *ips, u32 nr);

@@ -111,6 +111,9 @@ struct rl_obj {
 	u32			set_stack;
 	u32			set_offset;
 	s32			set_count;
+	int			set_pid;
+	u64			set_ns;
+	int			put_pid;	/* of the first final put */
 	struct refleak_ledger	*ledger;	/* gets and puts, traced caches only */
 	bool			freed;
 	bool			put_after_free;
@@ -205,6 +208,8 @@ struct refleak {
 	/* process forks: child pid -> parent pid, and -> time of the fork */
 	struct hashmap		*fork_parent;
 	struct hashmap		*fork_time;
+	/* what the rules of refleak-refs.c ask of processes */
+	struct refleak_tasks	tasks;
 	/*
 	 * At the end: pid -> the latest time it forked a process of which
 	 * a descendant is still running (or exited less than min-age ago)
@@ -277,6 +282,7 @@ static const char * const evidence_names[REFLEAK_NR_EVIDENCE] = {
 	[REFLEAK_EVIDENCE_SIBLINGS_DIED] = "siblings_died",
 	[REFLEAK_EVIDENCE_COUNTER_LEFT]	 = "counter_left",
 	[REFLEAK_EVIDENCE_PAST_LAST_PUT] = "past_last_put",
+	[REFLEAK_EVIDENCE_CALL_REF_HELD] = "call_ref_held",
 };
 
 static const char * const stack_kind_names[REFLEAK_NR_STACK_KINDS] = {
@@ -386,6 +392,37 @@ static bool strkey_equal(long a, long b, void *ctx __maybe_unused)
 	return !strcmp((const char *)a, (const char *)b);
 }
 
+/* did process @pid exit after @after and by @by? */
+static bool rl_exited(void *arg, int pid, u64 after, u64 by)
+{
+	struct refleak *rl = arg;
+	long exit_ns;
+
+	return pid > 0 && hashmap__find(rl->exits, pid, &exit_ns) &&
+	       (u64)exit_ns >= after && (u64)exit_ns <= by;
+}
+
+/* the parent of every kernel thread: kthreadd */
+#define REFLEAK_KTHREADD_PID	2
+
+static bool rl_running(struct refleak *rl, int pid, u64 forked, u64 end_ns);
+
+/*
+ * Is @pid, which took a reference at @time, a user process running at the
+ * end?  Only a process forked in the recording is known to be one: a
+ * kernel worker is no holder that goes away (kthreadd forks them all).
+ */
+static bool rl_user_running(void *arg, int pid, u64 time)
+{
+	struct refleak *rl = arg;
+	long forked, parent;
+
+	if (pid <= 0 || !hashmap__find(rl->fork_time, pid, &forked) || (u64)forked > time ||
+	    !hashmap__find(rl->fork_parent, pid, &parent) || parent == REFLEAK_KTHREADD_PID)
+		return false;
+	return rl_running(rl, pid, forked, rl->now);
+}
+
 struct refleak *refleak__new(const struct refleak_config *cfg)
 {
 	struct refleak *rl = zalloc(sizeof(*rl));
@@ -402,6 +439,9 @@ struct refleak *refleak__new(const struct refleak_config *cfg)
 	INIT_LIST_HEAD(&rl->orphan_fifo);
 	INIT_LIST_HEAD(&rl->spare_objs);
 	rl->lost_sorted = true;
+	rl->tasks = (struct refleak_tasks){
+		.exited = rl_exited, .running = rl_user_running, .arg = rl,
+	};
 	rl->orphans = hashmap__new(u64_hash, u64_equal, NULL);
 	rl->sites = hashmap__new(u64_hash, u64_equal, NULL);
 	rl->cache_offsets = hashmap__new(u64_hash, u64_equal, NULL);
@@ -994,20 +1034,27 @@ static void rl_refs_retire(struct refleak *rl, struct rl_obj *o, struct refleak_
 	if (!o->ledger && o->set_count > 0 && rl_cache_traced(rl, o->site->cache)) {
 		/* no get or put on this object: its birth and final put */
 		if (refleak_ledger__birth(&o->ledger, o->set_offset, o->set_stack,
-					  o->set_count, 0, o->pid) < 0)
+					  o->set_count, o->set_ns, o->set_pid) < 0)
 			return;
 		if (o->nr_puts && o->put_ref == o->start + o->set_offset)
 			refleak_ledger__final(o->ledger, o->set_offset,
-					      o->stack[REFLEAK_STACK_PUT], o->put_ns);
+					      o->stack[REFLEAK_STACK_PUT], o->put_ns, o->put_pid);
 	}
-	if (!o->ledger)
+	if (!o->ledger) {
+		/* no gets and puts: its birth and final put say who held it */
+		if (g->class == REFLEAK_BALANCED && o->set_count > 0 && o->nr_puts &&
+		    o->put_ref == o->start + o->set_offset)
+			refleak_refs__learn_birth(rl->stacks, o->site, o->set_stack, o->set_pid,
+						  o->set_ns, o->stack[REFLEAK_STACK_PUT],
+						  o->put_pid, o->put_ns, &rl->tasks);
 		return;
+	}
 	if (g->class == REFLEAK_BALANCED) {
 		const struct refleak_ledger *l;
 
 		/* every counter reached zero: each teaches its pairs; together, their order */
 		for (l = o->ledger; l; l = refleak_ledger__next(l))
-			refleak_refs__learn(rl->stacks, o->site, l);
+			refleak_refs__learn(rl->stacks, o->site, l, &rl->tasks);
 		refleak_refs__learn_order(o->site, o->ledger);
 		return;
 	}
@@ -1572,11 +1619,13 @@ int refleak__final_put(struct refleak *rl, const struct refleak_put_ev *ev)
 		if (ctr)
 			ctr->state = RL_CTR_ZERO;
 		if (o->ledger &&
-		    refleak_ledger__final(o->ledger, ev->obj - o->start, ev->stack, ev->time) < 0)
+		    refleak_ledger__final(o->ledger, ev->obj - o->start, ev->stack, ev->time,
+					  ev->pid) < 0)
 			return -ENOMEM;
 		o->last_put_ns = ev->time;
 		if (o->nr_puts == 0) {
 			o->put_ns = ev->time;
+			o->put_pid = ev->pid;
 			o->put_ref = ev->obj;
 			o->stack[REFLEAK_STACK_PUT] = ev->stack;
 			rl_site_learn(rl, o->site, ev->obj - o->start);
@@ -1657,6 +1706,8 @@ int refleak__set(struct refleak *rl, const struct refleak_set_ev *ev)
 		o->set_stack = ev->stack;
 		o->set_offset = ev->obj - o->start;
 		o->set_count = ev->count > INT_MAX ? INT_MAX : ev->count;
+		o->set_pid = ev->pid;
+		o->set_ns = ev->time;
 		if (rl_cache_traced(rl, o->site->cache) &&
 		    refleak_ledger__birth(&o->ledger, o->set_offset, ev->stack, o->set_count,
 					  ev->time, ev->pid) < 0)
@@ -2043,6 +2094,45 @@ static bool rl_past_last_put(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 					   end_ns - rl->cfg.min_age_ns, rl_taker_gone, rl);
 }
 
+/*
+ * call_ref_held: its gets and puts were recorded, and it holds, since at
+ * least min-age and sibling-factor times longer than any of theirs, a
+ * reference that min-repeat balanced objects of its site took and always
+ * put in the same call, in the process that took it: a reference a call
+ * takes for its own use, which the call forgot to put on some path,
+ * whoever took it and whether or not they still run.
+ */
+static bool rl_call_ref_held(struct refleak *rl, struct rl_obj *o, u64 end_ns)
+{
+	if (!o->ledger || o->uncertain)
+		return false;
+	return refleak_refs__call_ref_held(rl->stacks, o->site, o->ledger, rl->cfg.min_repeat,
+					   end_ns, rl->cfg.min_age_ns, rl->cfg.sibling_factor);
+}
+
+/*
+ * Held by running processes: every reference it holds was taken by a
+ * user process still running, at a get whose references min-repeat
+ * balanced objects of its site had put by the process that took them or
+ * after it exited -- a descriptor still open, the state of a process
+ * still running.  Without gets and puts, its birth is what it holds.  Its
+ * lifetime then says nothing of a leak: no owner_exited, siblings_died
+ * or counter_left.
+ */
+static bool rl_held_by_running(struct refleak *rl, struct rl_obj *o)
+{
+	if (o->uncertain)
+		return false;
+	if (o->ledger)
+		return refleak_refs__held_by_running(rl->stacks, o->site, o->ledger,
+						     rl->cfg.min_repeat, &rl->tasks);
+	if (o->set_count <= 0 || o->nr_puts || o->nr_ctrs > 1)
+		return false;
+	return refleak_refs__birth_held_by_running(rl->stacks, o->site, o->set_stack,
+						   o->set_pid, o->set_ns, rl->cfg.min_repeat,
+						   &rl->tasks);
+}
+
 /* key of the repetition count: the allocation stack, or the site without one */
 static long rl_repeat_key(const struct rl_obj *o)
 {
@@ -2074,12 +2164,19 @@ static void rl_mark_likely(struct refleak *rl, u64 end_ns)
 
 		if (!rl_judged_live(rl, o, end_ns))
 			continue;
+		if (rl_past_last_put(rl, o, end_ns))
+			o->evidence |= 1 << REFLEAK_EVIDENCE_PAST_LAST_PUT;
+		if (rl_call_ref_held(rl, o, end_ns))
+			o->evidence |= 1 << REFLEAK_EVIDENCE_CALL_REF_HELD;
+		if (rl_held_by_running(rl, o)) {
+			/* its holders are still there: its lifetime says nothing */
+			rl->stats.nr_held_by_running++;
+			continue;
+		}
 		if (rl_owner_exited(rl, o, end_ns))
 			o->evidence |= 1 << REFLEAK_EVIDENCE_OWNER_EXITED;
 		if (rl_counter_left(rl, o, end_ns))
 			o->evidence |= 1 << REFLEAK_EVIDENCE_COUNTER_LEFT;
-		if (rl_past_last_put(rl, o, end_ns))
-			o->evidence |= 1 << REFLEAK_EVIDENCE_PAST_LAST_PUT;
 		st = rl_file_of_running(rl, o, end_ns) ? NULL : rl_outlived(rl, o, end_ns);
 		if (st) {
 			/* the live tree is in address order, not time order */

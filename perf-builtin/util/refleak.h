@@ -97,12 +97,16 @@ enum refleak_stack_kind {
  *                  before the end, the put that was the last one of the
  *                  site's balanced objects, and still holds references
  *                  that processes gone took
+ *   CALL_REF_HELD  (gets and puts recorded) it holds, long after, a reference
+ *                  that the site's balanced objects always put in the call
+ *                  that took it
  */
 enum refleak_evidence {
 	REFLEAK_EVIDENCE_OWNER_EXITED,
 	REFLEAK_EVIDENCE_SIBLINGS_DIED,
 	REFLEAK_EVIDENCE_COUNTER_LEFT,
 	REFLEAK_EVIDENCE_PAST_LAST_PUT,
+	REFLEAK_EVIDENCE_CALL_REF_HELD,
 	REFLEAK_NR_EVIDENCE,
 };
 
@@ -204,6 +208,7 @@ struct refleak_put_ev {
 	u64		obj;		/* address of the refcount */
 	u64		caller;
 	u32		stack;
+	int		pid;		/* of the task that put it, 0: not known */
 };
 
 /* ref_trace_set: a counter born (count > 0), revived, or retired (count 0) */
@@ -369,6 +374,7 @@ struct refleak_stats {
 	u64	nr_unmatched_set;	/* counter in no known allocation */
 	u64	nr_revived;		/* counters set again after their final put */
 	u64	nr_exits;		/* process exits seen */
+	u64	nr_held_by_running;	/* live objects whose holders still run */
 	u64	nr_forks;		/* process forks seen */
 	u64	nr_ignored_alloc;	/* NULL / ERR_PTR */
 	u64	nr_unmatched_free;	/* free of an address never seen allocated */
