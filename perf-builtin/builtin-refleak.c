@@ -1203,9 +1203,9 @@ static void rl_print_unput(struct refleak_report *rep, FILE *fp,
 			fprintf(fp, "taken at:\n");
 		else
 			color_fprintf(fp, PERF_COLOR_YELLOW,
-				      "not certain: %s\n", u->nr_stacks > 1 ?
-				      "one of these gets (balance per object)" :
-				      "events are missing");
+				      "not certain: %s\n", u->missing ? "events are missing" :
+				      u->nr_stacks > 1 ? "one of these gets (balance per object)" :
+				      "a put before it could not be paired for sure");
 		for (s = 0; s < u->nr_stacks; s++) {
 			if (!u->certain || u->nr_stacks > 1)
 				fprintf(fp, "          %+" PRId64 ":\n", u->stacks[s].balance);

@@ -2001,6 +2001,7 @@ static int test__refleak_refs_ambiguous(struct test_suite *test __maybe_unused,
 	u = only_unput(g);
 	TEST_ASSERT_VAL("one list for the two objects", u && u->nr_objects == 2);
 	TEST_ASSERT_VAL("two references, not certain", u->refs == 2 && !u->certain);
+	TEST_ASSERT_VAL("by the rules, not by missing events", !u->missing);
 	TEST_ASSERT_VAL("three candidates", u->nr_stacks == 3);
 	TEST_ASSERT_VAL("each could be unput: balances 1, 1 and 1",
 			u->stacks[0].balance == 1 && u->stacks[1].balance == 1 &&
@@ -2141,6 +2142,7 @@ static int test__refleak_refs_handoff(struct test_suite *test __maybe_unused,
 	u = only_unput(g);
 	TEST_ASSERT_VAL("lost events: the same list, not certain",
 			u && !u->certain && u->nr_objects == 2 && u->refs == 2);
+	TEST_ASSERT_VAL("because events are missing", u->missing);
 	refleak__delete(rl);
 	return TEST_OK;
 }

@@ -1170,7 +1170,7 @@ static char *rl_unput_signature(struct refleak_stacks *st, const struct refleak_
 			.balance = u->stacks[i].balance,
 		};
 	qsort(r, u->nr_stacks, sizeof(*r), rl_named_ref_cmp);
-	len = snprintf(sig, size, "%c", u->certain ? 'c' : 'u');
+	len = snprintf(sig, size, "%c", u->certain ? 'c' : u->missing ? 'm' : 'u');
 	for (i = 0; i < u->nr_stacks && len < size; i++)
 		len += snprintf(sig + len, size - len, "|%llx:%lld",
 				(unsigned long long)r[i].key, (long long)r[i].balance);
@@ -1539,8 +1539,10 @@ int refleak_refs__name(struct refleak_stacks *st, struct refleak_group *g,
 	u = rl_unput_of(st, g->site, l, &err);
 	if (!u)
 		return err;
-	if (uncertain || l->truncated || l->inconsistent)
+	if (uncertain || l->truncated || l->inconsistent) {
 		u->certain = false;
+		u->missing = true;
+	}
 	qsort(u->stacks, u->nr_stacks, sizeof(u->stacks[0]), unput_stack_cmp);
 	if (rl_unput__merge(st, u)) {
 		free(u);

@@ -261,6 +261,7 @@ struct refleak_unput {
 	u64	nr_objects;
 	u32	refs;		/* references never put, per object */
 	bool	certain;
+	bool	missing;	/* not certain because events are missing */
 	u32	nr_stacks;
 	struct refleak_unput_stack stacks[];
 };
