@@ -1907,8 +1907,8 @@ static void rl_print_footer(struct refleak_report *rep, FILE *fp, u64 min_age_ns
 		rl_kernel_follows(rep, "file_ref") ? "" : "file_ref_t, ",
 		rl_kernel_follows(rep, "rcuref") ? "" : "rcuref_t, ");
 	if (st->nr_held_by_running)
-		fprintf(fp, "# live objects held by running processes only (not judged by their lifetime): %"
-			PRIu64 "\n", st->nr_held_by_running);
+		fprintf(fp, "# live objects held by running processes only: %" PRIu64
+			" (not judged by their lifetime)\n", st->nr_held_by_running);
 	if (st->nr_rcu_requests)
 		fprintf(fp, "# kfree_rcu requests: %" PRIu64
 			" (counted as frees), their frees seen: %" PRIu64 "\n",

@@ -2521,7 +2521,8 @@ static int test__refleak_call_ref_held(struct test_suite *test __maybe_unused,
 
 			if (leak && round == TOO_RECENT && i == 7)
 				now = end - REFLEAK_DEFAULT_MIN_AGE_NS / 2;
-			ev_alloc_pid(rl, now += MS, obj, SITE_L, leak ? s_alloc_leak : s_alloc, 100);
+			ev_alloc_pid(rl, now += MS, obj, SITE_L,
+				     leak ? s_alloc_leak : s_alloc, 100);
 			ev_set_pid(rl, now += MS, ref, 1, s_birth, 100);
 			ev_ref_pid(rl, now += MS, ref, 1, 1, s_get, 100);
 			if (!leak)
@@ -2599,7 +2600,8 @@ static int test__refleak_held_by_running(struct test_suite *test __maybe_unused,
 			ev_set_pid(rl, now + 1, obj + 8, 1, s_birth, 100);
 			if (!(i & 1))
 				continue;
-			ev_put_pid(rl, now + MS, obj + 8, s_close, round == PUT_BY_OTHER ? 300 : 100);
+			ev_put_pid(rl, now + MS, obj + 8, s_close,
+				   round == PUT_BY_OTHER ? 300 : 100);
 			ev_free(rl, now + 2 * MS, obj, "c", 0);
 		}
 		stats = finish(rl, now + 3 * SEC);
