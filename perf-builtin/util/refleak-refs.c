@@ -68,19 +68,23 @@
  * when the main count reached zero), else the first.
  *
  * The balanced objects also show who holds a get's references, for the
- * verdicts (refleak.c).  For each get stack (its key), the pairs decided
- * are counted by how their put came:
+ * verdicts (refleak.c).  For each get stack (its key), their references
+ * are counted by how they were put, whatever the rules above decided
+ * (rl_learn_uses()):
  *
- *   - in the call that took it: by the same process, outside an
- *     interrupt, the two stacks sharing a call as rule 2 reads them.  A
- *     reference a call takes for its own use; one held long after such
- *     a call returned is a put that call forgot (call_ref_held), whoever
- *     took it and whether or not they still run;
- *   - by its taker: by the same process outside an interrupt, or after
- *     the process exited (a task's own state, freed after its exit).  A
- *     live object holding only such references, each taken by a user
- *     process still running, is held by it (a descriptor still open) and
- *     is no leak by its lifetime alone.
+ *   - in the call that took them: a put by the same process, outside an
+ *     interrupt, whose stack shares a call with the gets of that stack
+ *     alone (read from the root, at any depth, below the entry that
+ *     dispatches calls of every kind).  A reference a call takes for its
+ *     own use; one held long after such a call returned is a put that
+ *     call forgot (call_ref_held), whoever took it and whether or not
+ *     they still run;
+ *   - by their taker: by the same process outside an interrupt, or
+ *     after the process exited (a task's own state, freed after its
+ *     exit).  A live object holding only such references, not all put
+ *     in their call, each taken by a user process still running, is
+ *     held by it (a descriptor still open) and is no leak by its
+ *     lifetime alone.
  *
  * Counts are checked: each ref_trace_ref carries the count before it, and
  * a count that differs from the ledger's means an event is missing (lost,
@@ -162,9 +166,6 @@ struct rl_unit {
 	s64	paired;
 	s64	sure;		/* paired before any choice the rules could not make */
 	bool	candidate;	/* could own a put that paired elsewhere */
-	/* the latest get of the unit: its process and time */
-	int	pid;
-	u64	time;
 };
 
 struct rl_pairing {
@@ -202,9 +203,9 @@ struct rl_shapes {
 
 /* how the balanced objects of a site put the references of one get stack */
 struct rl_get_use {
-	u32	in_call;	/* in the call that took them */
-	u32	elsewhere;
-	u32	by_taker;	/* by the process that took them, or after it exited */
+	u32	gets;		/* references taken there */
+	u32	in_call;	/* ... put in the call that took them */
+	u32	by_taker;	/* puts by the process that took them, or after it exited */
 	u32	not_by_taker;
 	u64	max_call_ns;	/* the longest an in_call reference was held */
 };
@@ -459,9 +460,8 @@ static u32 rl_user_start(struct refleak_stacks *st, const u64 *ips, u32 nr)
  * the number of frames they share from the root, plus one when the next
  * frames are in the same function F.  0 when F is further than
  * RL_SCOPE_DEPTH callers from either the get or the put, or unknown.
- * *@f: an address in F.
  */
-static u32 rl_scope_f(struct refleak_stacks *st, u32 g, u32 p, u64 *f)
+static u32 rl_scope(struct refleak_stacks *st, u32 g, u32 p)
 {
 	const u64 *gi, *pi;
 	u32 gn, pn, gs, ps, ng, np, i = 0, score, below_g, below_p;
@@ -486,7 +486,6 @@ static u32 rl_scope_f(struct refleak_stacks *st, u32 g, u32 p, u64 *f)
 		score++;
 	if (!score)
 		return 0;
-	*f = gi[gn - score];
 	/* frames below F: F is frame score - 1 from the root */
 	below_g = ng - score;
 	below_p = np - score;
@@ -495,22 +494,36 @@ static u32 rl_scope_f(struct refleak_stacks *st, u32 g, u32 p, u64 *f)
 	return score;
 }
 
-static u32 rl_scope(struct refleak_stacks *st, u32 g, u32 p)
-{
-	u64 f;
-
-	return rl_scope_f(st, g, p, &f);
-}
-
 /*
- * In the same call: the get at @g and the put at @p share a call (rule 2),
- * and not only the entry that dispatches calls of every kind.
+ * In the same call: read from the root, the stacks of the get at @g and
+ * the put at @p share frames up to a function F, at any depth, and F is
+ * not the entry that dispatches calls of every kind (a system call's, a
+ * worker's).
  */
 static bool rl_same_call(struct refleak_stacks *st, u32 g, u32 p)
 {
+	const u64 *gi, *pi;
+	u32 gn, pn, gs, ps, i = 0;
 	u64 f;
 
-	return rl_scope_f(st, g, p, &f) && !refleak_stacks__dispatch(st, f);
+	gi = g ? refleak_stacks__get(st, g, &gn) : NULL;
+	pi = p ? refleak_stacks__get(st, p, &pn) : NULL;
+	if (!gi || !pi)
+		return false;
+	gn = rl_stack_end(st, gi, gn);
+	pn = rl_stack_end(st, pi, pn);
+	gs = rl_user_start(st, gi, gn);
+	ps = rl_user_start(st, pi, pn);
+	while (i < gn - gs && i < pn - ps && gi[gn - 1 - i] == pi[pn - 1 - i])
+		i++;
+	if (i < gn - gs && i < pn - ps && rl_func(st, gi[gn - 1 - i]) &&
+	    rl_func(st, gi[gn - 1 - i]) == rl_func(st, pi[pn - 1 - i]))
+		f = gi[gn - 1 - i];
+	else if (i)
+		f = gi[gn - i];
+	else
+		return false;
+	return !refleak_stacks__dispatch(st, f);
 }
 
 /*
@@ -715,41 +728,117 @@ static const struct rl_get_use *rl_get_use_of(const struct refleak_site *site, u
 	return use;
 }
 
-/*
- * @n references of @u, taken by its latest get, were put by the ledger
- * entry @e: in the call that took them, by their taker?
- */
-static void rl_learn_use(struct refleak_stacks *st, struct refleak_site *site,
-			 const struct rl_unit *u, const struct rl_ledger_entry *e, s64 n,
-			 const struct refleak_tasks *tasks)
-{
-	struct rl_get_use *use = rl_get_use(site, u->key);
-	bool same = u->pid > 0 && u->pid == e->pid && !rl_in_irq(st, u->stack) &&
-		    !rl_in_irq(st, e->stack);
+/* references taken at one get stack, in rl_learn_uses() */
+struct rl_open_get {
+	u32	stack;
+	u64	key;
+	int	pid;		/* of the latest get */
+	u64	time;
+	s64	open;		/* not put yet, as far as rl_learn_uses() tells */
+};
 
-	if (!use)
-		return;
-	if (same && rl_same_call(st, u->stack, e->stack)) {
-		use->in_call += n;
-		if (e->time > u->time && e->time - u->time > use->max_call_ns)
-			use->max_call_ns = e->time - u->time;
-	} else {
-		use->elsewhere += n;
-	}
-	if (same || (u->pid > 0 && !rl_in_irq(st, u->stack) &&
-		     tasks->exited(tasks->arg, u->pid, u->time, e->time)))
-		use->by_taker += n;
-	else
-		use->not_by_taker += n;
+/* was a reference taken by @g, process @pid, put by the put @e by that process? */
+static bool rl_by_taker(struct refleak_stacks *st, const struct rl_open_get *g,
+			const struct rl_ledger_entry *e, const struct refleak_tasks *tasks)
+{
+	if (g->pid <= 0 || rl_in_irq(st, g->stack))
+		return false;
+	if (g->pid == e->pid && !rl_in_irq(st, e->stack))
+		return true;
+	return tasks->exited(tasks->arg, g->pid, g->time, e->time);
 }
 
 /*
- * Run the ledger through the rules; @tasks: record what was decided in
+ * How a balanced object's puts paid back its gets, by get stack: a put
+ * that shares a call with the gets of one stack alone, taken by its
+ * process, pays them back in that call; any other put, by its taker if
+ * the process of every get it could pay back made it (or had exited).
+ * Independent of the pairing's choices: a put it could not pair for sure
+ * still tells this.
+ */
+static void rl_learn_uses(struct refleak_stacks *st, struct refleak_site *site,
+			  const struct refleak_ledger *l, const struct refleak_tasks *tasks)
+{
+	struct rl_open_get g[RL_UNITS_MAX];
+	u32 nr = 0, i, j;
+
+	for (i = 0; i < l->nr; i++) {
+		const struct rl_ledger_entry *e = &l->e[i];
+		s64 n = e->delta < 0 ? -(s64)e->delta : 0;
+		struct rl_get_use *use;
+		bool all_taker = true;
+		int call = -1;
+
+		if (!e->stack)
+			return;		/* references from before: nothing to tell */
+		if (e->delta > 0) {
+			for (j = 0; j < nr && g[j].stack != e->stack; j++)
+				;
+			if (j == nr) {
+				if (nr == RL_UNITS_MAX)
+					return;
+				g[nr++] = (struct rl_open_get){
+					.stack = e->stack, .key = rl_stack_key(st, e->stack),
+				};
+			}
+			g[j].pid = e->pid;
+			g[j].time = e->time;
+			g[j].open += e->delta;
+			use = rl_get_use(site, g[j].key);
+			if (use)
+				use->gets += e->delta;
+			continue;
+		}
+		for (j = 0; j < nr; j++) {
+			if (g[j].open <= 0)
+				continue;
+			if (g[j].pid > 0 && g[j].pid == e->pid && !rl_in_irq(st, g[j].stack) &&
+			    !rl_in_irq(st, e->stack) && rl_same_call(st, g[j].stack, e->stack))
+				call = call == -1 ? (int)j : -2;
+			all_taker &= rl_by_taker(st, &g[j], e, tasks);
+		}
+		if (call >= 0) {
+			s64 m = min(n, g[call].open);
+
+			use = rl_get_use(site, g[call].key);
+			if (use) {
+				use->in_call += m;
+				use->by_taker += m;
+				if (e->time > g[call].time &&
+				    e->time - g[call].time > use->max_call_ns)
+					use->max_call_ns = e->time - g[call].time;
+			}
+			g[call].open -= m;
+			n -= m;
+		}
+		/* the rest: any of the gets still open could be paid back */
+		for (j = 0; j < nr && n > 0; j++) {
+			if (g[j].open <= 0)
+				continue;
+			use = rl_get_use(site, g[j].key);
+			if (use && all_taker)
+				use->by_taker += n;
+			else if (use && !rl_by_taker(st, &g[j], e, tasks))
+				use->not_by_taker += n;
+		}
+		/* which of them it paid back is not known: the oldest, for what follows */
+		for (j = 0; j < nr && n > 0; j++) {
+			s64 m = min(n, g[j].open);
+
+			if (m <= 0)
+				continue;
+			g[j].open -= m;
+			n -= m;
+		}
+	}
+}
+
+/*
+ * Run the ledger through the rules; @learn: record what was decided in
  * @site.  A NULL @site: rules 2 and 3 alone, as rule 4 compares.
  */
 static void rl_pair_ledger(struct refleak_stacks *st, struct refleak_site *site,
-			   const struct refleak_ledger *l, struct rl_pairing *pr,
-			   const struct refleak_tasks *tasks)
+			   const struct refleak_ledger *l, struct rl_pairing *pr, bool learn)
 {
 	u32 i;
 
@@ -761,11 +850,8 @@ static void rl_pair_ledger(struct refleak_stacks *st, struct refleak_site *site,
 		if (e->delta > 0) {
 			struct rl_unit *u = rl_unit(st, pr, e->stack, i);
 
-			if (u) {
+			if (u)
 				u->gets += e->delta;
-				u->pid = e->pid;
-				u->time = e->time;
-			}
 			continue;
 		}
 		/*
@@ -794,10 +880,8 @@ static void rl_pair_ledger(struct refleak_stacks *st, struct refleak_site *site,
 				continue;
 			}
 			u->sure += n;
-			if (tasks && u->stack && e->stack) {
+			if (learn && u->stack && e->stack)
 				rl_learn_pair(site, u->key, rl_stack_key(st, e->stack), n);
-				rl_learn_use(st, site, u, e, n, tasks);
-			}
 		}
 	}
 }
@@ -949,7 +1033,8 @@ void refleak_refs__learn(struct refleak_stacks *st, struct refleak_site *site,
 	if (!l || l->truncated || l->inconsistent)
 		return;
 	rl_learn_last_put(st, site, l);
-	rl_pair_ledger(st, site, l, &pr, tasks);
+	rl_learn_uses(st, site, l, tasks);
+	rl_pair_ledger(st, site, l, &pr, true);
 	/*
 	 * A counter freed still holding references (net_device's dev_refcnt
 	 * keeps its birth: free_netdev() frees, no put reaches zero) teaches
@@ -958,7 +1043,7 @@ void refleak_refs__learn(struct refleak_stacks *st, struct refleak_site *site,
 	 */
 	if (!pr.ambiguous && !refleak_ledger__held(l))
 		return;
-	rl_pair_ledger(st, NULL, l, &pr, NULL);
+	rl_pair_ledger(st, NULL, l, &pr, false);
 	if ((pr.ambiguous || refleak_ledger__held(l)) && !pr.overflow)
 		rl_learn_shape(site, &pr);
 }
@@ -1232,7 +1317,7 @@ static struct refleak_unput *rl_unput__by_shape(struct refleak_stacks *st,
 	int nr, i;
 	u32 k;
 
-	rl_pair_ledger(st, NULL, l, &pr, NULL);
+	rl_pair_ledger(st, NULL, l, &pr, false);
 	nr = rl_balanced_shape(site, &pr, left, &held);
 	if (nr <= 0)
 		return NULL;
@@ -1303,7 +1388,7 @@ static struct refleak_unput *rl_unput_of(struct refleak_stacks *st,
 	s64 refs = 0;
 
 	*err = 0;
-	rl_pair_ledger(st, (struct refleak_site *)site, l, &pr, NULL);
+	rl_pair_ledger(st, (struct refleak_site *)site, l, &pr, false);
 	for (i = 0; i < pr.nr; i++) {
 		struct rl_unit *un = &pr.units[i];
 
@@ -1398,14 +1483,14 @@ void refleak_refs__learn_birth(struct refleak_stacks *st, struct refleak_site *s
 			       u32 put_stack, int put_pid, u64 put_ns,
 			       const struct refleak_tasks *tasks)
 {
-	struct rl_unit u = {
-		.stack = birth_stack, .key = rl_stack_key(st, birth_stack),
-		.pid = birth_pid, .time = birth_ns,
+	struct rl_ledger_entry e[2] = {
+		{ .stack = birth_stack, .delta = 1, .time = birth_ns, .pid = birth_pid, },
+		{ .stack = put_stack, .delta = -1, .time = put_ns, .pid = put_pid, },
 	};
-	struct rl_ledger_entry e = { .stack = put_stack, .time = put_ns, .pid = put_pid, };
+	struct refleak_ledger l = { .nr = 2, .e = e, };
 
-	if (birth_stack && put_stack && birth_ns && put_ns)
-		rl_learn_use(st, site, &u, &e, 1, tasks);
+	if (birth_ns && put_ns)
+		rl_learn_uses(st, site, &l, tasks);
 }
 
 /* the latest get at @stack in @k, 0 if none */
@@ -1445,7 +1530,7 @@ static bool rl_call_ref_held(struct refleak_stacks *st, const struct refleak_sit
 		u64 age;
 
 		if (!stack || !e || !e->time || e->time > end_ns || !use ||
-		    use->in_call < min_objects || use->elsewhere)
+		    use->in_call < min_objects || use->in_call < use->gets)
 			continue;
 		age = max(min_age_ns, use->max_call_ns * factor);
 		held = end_ns - e->time >= age;
@@ -1475,7 +1560,8 @@ static bool rl_taker_puts(struct refleak_stacks *st, const struct refleak_site *
 {
 	const struct rl_get_use *use = rl_get_use_of(site, rl_stack_key(st, stack));
 
-	return stack && use && use->by_taker >= min_objects && !use->not_by_taker;
+	return stack && use && use->by_taker >= min_objects && !use->not_by_taker &&
+	       use->in_call < use->gets;
 }
 
 bool refleak_refs__held_by_running(struct refleak_stacks *st, const struct refleak_site *site,
