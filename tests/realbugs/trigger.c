@@ -44,6 +44,7 @@
 #include <linux/rtnetlink.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -57,6 +58,7 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1426,6 +1428,65 @@ static void case_posix_timer(int n)
 	}
 }
 
+/*
+ * xattr-fremove-name: fremovexattr() with a name it cannot import (empty:
+ * ERANGE) after it took the file with fdget(), which in a process whose
+ * descriptor table is shared (a second thread) takes a reference the
+ * call must put.  Per iteration the trigger opens three files: one it
+ * keeps open to the end (a process that holds files on purpose), one it
+ * removes an attribute of (the normal path) and closes, one it calls
+ * fremovexattr() on with the empty name (the leaking path) and closes.
+ * Still running at the end (REALBUGS_STAY): the kept files' holder, and
+ * the leaking calls' taker.
+ */
+static void *xattr_idle_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int xattr_open(int i, int kind)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/rl-xattr-%d-%d", i, kind);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		fail("open(/tmp/rl-xattr-*)");
+	if (unlink(path) < 0)
+		fail("unlink(/tmp/rl-xattr-*)");
+	return fd;
+}
+
+static void case_xattr_fremove(int n)
+{
+	pthread_t idle;
+	int err;
+
+	/* a second thread: fdget() takes a reference, the table being shared */
+	err = pthread_create(&idle, NULL, xattr_idle_thread, NULL);
+	if (err) {
+		errno = err;
+		fail("pthread_create");
+	}
+	for (int i = 0; i < n; i++) {
+		for (int kind = 0; kind < 3; kind++) {
+			int fd = xattr_open(i, kind);
+
+			/* kind 0 is kept, 1 the normal path, 2 the leaking one */
+			if (kind < 2 && fremovexattr(fd, "user.perf-refleak") == 0)
+				quit(1, "fremovexattr(user.perf-refleak) removed an attribute");
+			if (kind == 2 && (fremovexattr(fd, "") == 0 || errno != ERANGE))
+				quit(1, "fremovexattr(\"\") did not fail with ERANGE");
+			if (kind)
+				close(fd);
+		}
+	}
+}
+
 static const struct {
 	const char *name;
 	void (*run)(int n);
@@ -1443,6 +1504,7 @@ static const struct {
 	{ "posix-timer-restore-id", case_posix_timer },
 	{ "netdev-bind-phc",	case_netdev_bind_phc },
 	{ "nfc-vendor-cmd",	case_nfc_vendor },
+	{ "xattr-fremove-name",	case_xattr_fremove },
 };
 
 int main(int argc, char **argv)
