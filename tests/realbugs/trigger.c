@@ -24,7 +24,7 @@
  * Exit status: 0 done, 1 a syscall failed unexpectedly (or bad usage),
  * 2 the kernel lacks the feature (the reason is printed).
  *
- * Build: gcc -static -O2 -Wall -Wextra -o trigger trigger.c
+ * Build: gcc -static -O2 -Wall -Wextra -o trigger trigger.c -lpthread
  */
 #define _GNU_SOURCE
 #include <errno.h>
