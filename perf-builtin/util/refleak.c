@@ -2168,8 +2168,8 @@ static void rl_mark_likely(struct refleak *rl, u64 end_ns)
 			o->evidence |= 1 << REFLEAK_EVIDENCE_PAST_LAST_PUT;
 		if (rl_call_ref_held(rl, o, end_ns))
 			o->evidence |= 1 << REFLEAK_EVIDENCE_CALL_REF_HELD;
-		if (rl_held_by_running(rl, o)) {
-			/* its holders are still there: its lifetime says nothing */
+		if (!o->evidence && rl_held_by_running(rl, o)) {
+			/* its holders are still there: its lifetime says nothing more */
 			rl->stats.nr_held_by_running++;
 			continue;
 		}
