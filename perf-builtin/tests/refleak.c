@@ -2673,6 +2673,60 @@ static int test__refleak_refs_device_helpers(struct test_suite *test __maybe_unu
 	return TEST_OK;
 }
 
+/*
+ * An object looked up on every packet a softirq receives: a get and its
+ * put in the same call each time, 70 of them under softirqs that stopped
+ * 70 different calls.  They are one get as the rules see them, not 70
+ * (more than a pairing follows), and the one reference never put, taken
+ * in a process, is named with certainty.
+ */
+#define RL_IRQ_LOOKUPS	70
+
+static int test__refleak_refs_softirq_gets(struct test_suite *test __maybe_unused,
+					   int subtest __maybe_unused)
+{
+	struct refleak *rl = new_refs_engine();
+	struct refleak_unput *u;
+	struct refleak_group *g;
+	u32 s_set, s_leak, s_owner, s_get, s_put;
+	u64 now = T0;
+	int i, k;
+
+	TEST_ASSERT_VAL("engine", rl);
+	s_set = stack_of(rl, FN(3) + 0x10, FN(10) + 0x10, FN(20), FN(30));
+	s_leak = stack_of(rl, FN(7) + 0x10, FN(12) + 0x10, FN(22), FN(30));
+	/* the owner's put, in the call that made it: the birth's */
+	s_owner = stack_of(rl, FN(6) + 0x10, FN(10) + 0x20, FN(20), FN(30));
+	for (i = 0; i < 3; i++) {
+		u64 ref = 0x300008 + i * 0x1000;
+
+		ev_alloc_pid(rl, now += MS, ref - 8, SITE_L, 1, 100);
+		ev_set_at(rl, now += MS, ref, 1, s_set);
+		for (k = 0; k < RL_IRQ_LOOKUPS; k++) {
+			s_get = stack_of(rl, FN(4) + 0x10, FN(11) + 0x10, IRQ_ENTRY + 0x10,
+					 FN(100 + k) + 0x10);
+			s_put = stack_of(rl, FN(5) + 0x10, FN(11) + 0x20, IRQ_ENTRY + 0x10,
+					 FN(100 + k) + 0x10);
+			ev_ref(rl, now += 1000, ref, 1, 1, s_get);
+			ev_ref(rl, now += 1000, ref, 2, -1, s_put);
+		}
+		ev_ref_pid(rl, now += MS, ref, 1, 1, s_leak, 100);
+		ev_ref_pid(rl, now += MS, ref, 2, -1, s_owner, 100);
+	}
+	refleak__exit(rl, 100, now += MS);
+	finish(rl, now + 5 * SEC);
+
+	g = only_group(rl, REFLEAK_LIKELY_LEAK);
+	TEST_ASSERT_VAL("three likely leaks", g && g->count == 3);
+	u = only_unput(g);
+	TEST_ASSERT_VAL("one list for the three", u && u->nr_objects == 3);
+	TEST_ASSERT_VAL("one reference, certain", u->refs == 1 && u->certain);
+	TEST_ASSERT_VAL("the process's get, and no other",
+			u->nr_stacks == 1 && u->stacks[0].stack == s_leak);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
 static struct test_case tests__refleak[] = {
 	TEST_CASE("balanced object", refleak_balanced),
 	TEST_CASE("one object per class", refleak_classes),
@@ -2725,6 +2779,8 @@ static struct test_case tests__refleak[] = {
 		  refleak_past_last_put),
 	TEST_CASE("refs: the driver model's helpers are not the users of a reference",
 		  refleak_refs_device_helpers),
+	TEST_CASE("refs: gets in softirqs that stopped other code are one get",
+		  refleak_refs_softirq_gets),
 	{ .name = NULL, }
 };
 

@@ -53,7 +53,8 @@
  * leaves references differ only in the call the helper makes to report
  * them.  Every rule reads a stack taken in an interrupt (an RCU callback
  * dropping the reference of a freed holder) only down to the interrupt's
- * entry: below it is whatever the interrupt stopped.
+ * entry: below it is whatever the interrupt stopped, and gets whose stacks
+ * differ only there are one get (a lookup on every packet received).
  *
  * The report names a get by its call and two callers (RL_NAME_DEPTH
  * frames): the stacks of a get that agree there are one entry, their
@@ -552,20 +553,26 @@ static u64 rl_stack_key(struct refleak_stacks *st, u32 id)
 	return rl_frames_key(st, id, UINT32_MAX, true);
 }
 
+/*
+ * The unit of the gets at @stack: the gets whose stacks compare equal
+ * (rl_stack_key()), so that gets made in interrupts that stopped
+ * different code are one get, as the rules see them.
+ */
 static struct rl_unit *rl_unit(struct refleak_stacks *st,
 			       struct rl_pairing *pr, u32 stack, u32 order)
 {
+	u64 key = rl_stack_key(st, stack);
 	u32 i;
 
 	for (i = 0; i < pr->nr; i++)
-		if (pr->units[i].stack == stack)
+		if (pr->units[i].stack == stack || pr->units[i].key == key)
 			return &pr->units[i];
 	if (pr->nr == RL_UNITS_MAX) {
 		pr->overflow = true;
 		return NULL;
 	}
 	pr->units[pr->nr] = (struct rl_unit){
-		.stack = stack, .order = order, .key = rl_stack_key(st, stack),
+		.stack = stack, .order = order, .key = key,
 	};
 	return &pr->units[pr->nr++];
 }
