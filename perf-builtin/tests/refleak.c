@@ -2674,6 +2674,42 @@ static int test__refleak_refs_device_helpers(struct test_suite *test __maybe_unu
 }
 
 /*
+ * Objects allocated in softirq (a packet received from a timer): the part
+ * of their allocation stacks below the softirq's entry is whatever it
+ * stopped, a different call each time, and their path is one.  Every
+ * second object dies within 2 ms, the others never reach zero: siblings
+ * died, counted on the path (no object's own stack has a sibling).
+ */
+static int test__refleak_likely_softirq(struct test_suite *test __maybe_unused,
+					int subtest __maybe_unused)
+{
+	struct refleak *rl = new_refs_engine();
+	struct refleak_group *g;
+	u64 now;
+	u32 stack;
+	int i;
+
+	TEST_ASSERT_VAL("engine", rl);
+	for (i = 0, now = T0; i < 10; i++, now += 200 * MS) {
+		stack = stack_of(rl, FN(1) + 0x10, FN(2) + 0x20, IRQ_ENTRY + 0x30,
+				 FN(80 + i) + 0x40);
+		if (i & 1) {
+			short_life(rl, now, 0x90000 - i * 0x1000, SITE_A, stack, 0, 2 * MS);
+		} else {
+			ev_alloc_pid(rl, now, 0x90000 - i * 0x1000, SITE_A, stack, 0);
+			ev_set(rl, now + 1, 0x90008 - i * 0x1000, 1);
+		}
+	}
+	finish(rl, now + 3 * SEC);
+	g = only_group(rl, REFLEAK_LIKELY_LEAK);
+	TEST_ASSERT_VAL("the survivors are likely leaks, whatever the softirq stopped",
+			g && g->count == 5 &&
+			g->nr_evidence[REFLEAK_EVIDENCE_SIBLINGS_DIED] == 5);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+/*
  * An object looked up on every packet a softirq receives: a get and its
  * put in the same call each time, 70 of them under softirqs that stopped
  * 70 different calls.  They are one get as the rules see them, not 70
@@ -2779,6 +2815,8 @@ static struct test_case tests__refleak[] = {
 		  refleak_past_last_put),
 	TEST_CASE("refs: the driver model's helpers are not the users of a reference",
 		  refleak_refs_device_helpers),
+	TEST_CASE("likely leaks: siblings allocated in softirqs that stopped other code",
+		  refleak_likely_softirq),
 	TEST_CASE("refs: gets in softirqs that stopped other code are one get",
 		  refleak_refs_softirq_gets),
 	{ .name = NULL, }

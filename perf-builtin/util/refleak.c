@@ -44,6 +44,7 @@
 #include <linux/kernel.h>
 #include <linux/list.h>
 #include <linux/rbtree.h>
+#include <linux/string.h>
 #include <linux/zalloc.h>
 
 #include "hashmap.h"
@@ -62,6 +63,7 @@
  * the end the live ones that outlived them (siblings_died).
  */
 struct rl_stack_life {
+	u32	path;		/* rl_alloc_path(); 0: not known yet */
 	u64	nr_died;
 	u64	max_life_ns;
 	u64	died_first_ns;
@@ -653,6 +655,41 @@ struct refleak_stacks *refleak__stacks(struct refleak *rl)
 static struct rl_stack_life *rl_stack_life(struct refleak *rl, u32 id)
 {
 	return id && id <= rl->nr_stack_life ? &rl->stack_life[id - 1] : NULL;
+}
+
+/*
+ * The allocation path of stack @id, as its objects' lives are counted: the
+ * stack down to an interrupt's entry if it was taken in one, else the
+ * stack.  An object allocated in a softirq (a packet received, a timer)
+ * is allocated on the same path whatever task the softirq interrupted;
+ * that part of the stack differs from one allocation to the next.
+ */
+static u32 rl_alloc_path(struct refleak *rl, u32 id)
+{
+	struct rl_stack_life *st = rl_stack_life(rl, id);
+	const u64 *ips;
+	u64 *copy;
+	u32 nr, i, path = id;
+
+	if (!st)
+		return id;
+	if (st->path)
+		return st->path;
+	ips = refleak_stacks__get(rl->stacks, id, &nr);
+	for (i = 0; ips && i + 1 < nr; i++) {
+		if (!refleak_stacks__irq_entry(rl->stacks, ips[i]))
+			continue;
+		/* interning may move the stacks @ips points into */
+		copy = memdup(ips, (i + 1) * sizeof(*ips));
+		if (copy)
+			path = refleak__intern_stack(rl, copy, i + 1) ?: id;
+		free(copy);
+		break;
+	}
+	/* and the lives of the stacks */
+	st = rl_stack_life(rl, id);
+	st->path = path;
+	return path;
 }
 
 /* sites */
@@ -1539,7 +1576,7 @@ static int rl_free_unknown(struct refleak *rl, const struct refleak_free_ev *ev,
  */
 static void rl_died(struct refleak *rl, const struct rl_obj *o, u64 time)
 {
-	u32 id = o->stack[REFLEAK_STACK_ALLOC];
+	u32 id = rl_alloc_path(rl, o->stack[REFLEAK_STACK_ALLOC]);
 	struct rl_stack_life *st;
 
 	if (o->nr_ctrs >= 2)
@@ -1829,7 +1866,7 @@ int refleak__site_sum(struct refleak *rl, const struct refleak_site_sum *sum)
 {
 	const char *cache = rl_intern_str(rl, sum->cache);
 	struct refleak_site *site = cache ? rl_site(rl, sum->call_site, cache) : NULL;
-	struct rl_stack_life *st = rl_stack_life(rl, sum->stack);
+	struct rl_stack_life *st = rl_stack_life(rl, rl_alloc_path(rl, sum->stack));
 	struct rl_offsets *offs;
 	struct refleak_group *g;
 	u32 i;
@@ -1986,7 +2023,7 @@ static bool rl_owner_exited(struct refleak *rl, struct rl_obj *o, u64 end_ns)
  */
 static struct rl_stack_life *rl_outlived(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 {
-	u32 id = o->stack[REFLEAK_STACK_ALLOC];
+	u32 id = rl_alloc_path(rl, o->stack[REFLEAK_STACK_ALLOC]);
 	struct rl_stack_life *st;
 	u64 life;
 
@@ -2133,11 +2170,12 @@ static bool rl_held_by_running(struct refleak *rl, struct rl_obj *o)
 						   &rl->tasks);
 }
 
-/* key of the repetition count: the allocation stack, or the site without one */
-static long rl_repeat_key(const struct rl_obj *o)
+/* key of the repetition count: the allocation path, or the site without a stack */
+static long rl_repeat_key(struct refleak *rl, const struct rl_obj *o)
 {
-	return o->stack[REFLEAK_STACK_ALLOC] ? (long)o->stack[REFLEAK_STACK_ALLOC] :
-					       -(long)(unsigned long)o->site;
+	return o->stack[REFLEAK_STACK_ALLOC] ?
+	       (long)rl_alloc_path(rl, o->stack[REFLEAK_STACK_ALLOC]) :
+	       -(long)(unsigned long)o->site;
 }
 
 /*
@@ -2189,7 +2227,7 @@ static void rl_mark_likely(struct refleak *rl, u64 end_ns)
 	}
 	for (nd = rb_first(&rl->live); nd; nd = rb_next(nd)) {
 		struct rl_obj *o = rb_entry(nd, struct rl_obj, node);
-		u32 id = o->stack[REFLEAK_STACK_ALLOC];
+		u32 id = rl_alloc_path(rl, o->stack[REFLEAK_STACK_ALLOC]);
 		long n = 0;
 
 		if ((o->evidence & (1 << REFLEAK_EVIDENCE_SIBLINGS_DIED)) &&
@@ -2197,14 +2235,14 @@ static void rl_mark_likely(struct refleak *rl, u64 end_ns)
 			o->evidence &= ~(1 << REFLEAK_EVIDENCE_SIBLINGS_DIED);
 		if (!o->evidence)
 			continue;
-		hashmap__find(repeat, rl_repeat_key(o), &n);
-		hashmap__set(repeat, rl_repeat_key(o), n + 1, NULL, NULL);
+		hashmap__find(repeat, rl_repeat_key(rl, o), &n);
+		hashmap__set(repeat, rl_repeat_key(rl, o), n + 1, NULL, NULL);
 	}
 	for (nd = rb_first(&rl->live); nd; nd = rb_next(nd)) {
 		struct rl_obj *o = rb_entry(nd, struct rl_obj, node);
 		long n = 0;
 
-		if (o->evidence && hashmap__find(repeat, rl_repeat_key(o), &n))
+		if (o->evidence && hashmap__find(repeat, rl_repeat_key(rl, o), &n))
 			o->likely = n >= (long)rl->cfg.min_repeat;
 		if (!o->likely)
 			o->evidence = 0;
