@@ -30,6 +30,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/can.h>
+#include <linux/can/bcm.h>
+#include <linux/can/j1939.h>
 #include <linux/errqueue.h>
 #include <linux/filter.h>
 #include <linux/genetlink.h>
@@ -1196,8 +1199,9 @@ static void case_loop(int n)
  */
 #define PHC_DEVS_WAIT_S	5
 
-/* an RTM_NEWLINK (of a dummy device) or RTM_DELLINK request for @name */
-static void link_req(struct nl_req *req, int type, int flags, const char *name, bool dummy)
+/* an RTM_NEWLINK (of a device of @kind) or RTM_DELLINK (no kind) request for @name */
+static void link_req(struct nl_req *req, int type, int flags, const char *name,
+		     const char *kind)
 {
 	struct rtattr *info;
 
@@ -1207,28 +1211,30 @@ static void link_req(struct nl_req *req, int type, int flags, const char *name, 
 	req->nh.nlmsg_flags = flags;
 	req->ifi.ifi_family = AF_UNSPEC;
 	nl_attr(req, IFLA_IFNAME, name, strlen(name) + 1);
-	if (dummy) {
+	if (kind) {
 		info = (struct rtattr *)((char *)req + NLMSG_ALIGN(req->nh.nlmsg_len));
 		nl_attr(req, IFLA_LINKINFO, NULL, 0);
-		nl_attr(req, IFLA_INFO_KIND, "dummy", sizeof("dummy"));
+		nl_attr(req, IFLA_INFO_KIND, kind, strlen(kind) + 1);
 		info->rta_len = (char *)req + req->nh.nlmsg_len - (char *)info;
 	}
 }
 
-static void link_request(int type, int flags, const char *name, bool dummy)
+static void link_request(int type, int flags, const char *name, const char *kind)
 {
 	struct nl_req req;
+	char what[64];
 	int err;
 
-	link_req(&req, type, flags, name, dummy);
+	link_req(&req, type, flags, name, kind);
 	err = nl_talk(&req);
-	if (err == -EOPNOTSUPP && dummy) {
+	snprintf(what, sizeof(what), "RTM_NEWLINK %s", kind ?: "");
+	if (err == -EOPNOTSUPP && kind) {
 		errno = -err;
-		unsupported("RTM_NEWLINK dummy (CONFIG_DUMMY)");
+		unsupported(what);
 	}
 	if (err) {
 		errno = -err;
-		fail(type == RTM_NEWLINK ? "RTM_NEWLINK dummy" : "RTM_DELLINK");
+		fail(type == RTM_NEWLINK ? what : "RTM_DELLINK");
 	}
 }
 
@@ -1245,7 +1251,7 @@ static void link_delete_child(int i)
 	struct nl_req req;
 
 	snprintf(name, sizeof(name), "rlphc%d", i);
-	link_req(&req, RTM_DELLINK, NLM_F_REQUEST, name, false);
+	link_req(&req, RTM_DELLINK, NLM_F_REQUEST, name, NULL);
 	if (send(nl_fd, &req, req.nh.nlmsg_len, 0) != (ssize_t)req.nh.nlmsg_len)
 		fail("send(RTM_DELLINK)");
 }
@@ -1281,7 +1287,7 @@ static void case_netdev_bind_phc(int n)
 		bool bind_phc = i % 2;	/* the normal path first */
 
 		snprintf(name, sizeof(name), "rlphc%d", i);
-		link_request(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, name, true);
+		link_request(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, name, "dummy");
 		fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 		if (fd < 0)
 			fail("socket(AF_INET, SOCK_DGRAM)");
@@ -1299,7 +1305,7 @@ static void case_netdev_bind_phc(int n)
 		if (bind_phc)
 			dels[i / 2] = start_child(link_delete_child, i);
 		else
-			link_request(RTM_DELLINK, 0, name, false);
+			link_request(RTM_DELLINK, 0, name, NULL);
 	}
 	while (left && waited++ < PHC_DEVS_WAIT_S * 20) {
 		for (int i = 0; i < n; i++) {
@@ -1487,6 +1493,127 @@ static void case_xattr_fremove(int n)
 	}
 }
 
+/*
+ * j1939-second-rts: SAE J1939 transport sessions received on a virtual
+ * CAN device.  A J1939 socket bound to address J1939_LOCAL on vcan0 makes
+ * the kernel the receiver of transfers to that address; a broadcast
+ * manager (CAN_BCM) socket sends the frames from a kernel timer, J1939_GAP_MS
+ * apart, so that the receive path runs in the timer's softirq: the
+ * sessions are allocated there, not by this process.  Per iteration, from
+ * one sender address a transfer the normal way (RTS, CTS by the kernel,
+ * the two data packets, EOMA by the kernel: the session completes and is
+ * freed), and from another an RTS sent twice: the second aborts the
+ * session, which without the fix stays on the active list for good.  The
+ * device stays (deleting it would wait for the leaked sessions' device
+ * references forever); closing the J1939 socket detaches the stack from
+ * it.
+ */
+#define J1939_LOCAL	0x80
+#define J1939_PGN	0xff00u		/* a proprietary PGN, PDU2 */
+#define J1939_GAP_MS	5
+#define J1939_AGE_MS	1500		/* past perf refleak report's --min-age */
+#define J1939_MAX_N	(256 / 5)	/* a BCM operation sends 256 frames at most */
+#define J1939_TP_CM	0xec		/* PF of TP.CM (RTS, CTS, EOMA, abort) */
+#define J1939_TP_DT	0xeb		/* PF of TP.DT */
+
+/* a frame of PF @pf from address @sa to J1939_LOCAL */
+static void j1939_frame(struct can_frame *cf, unsigned char pf, unsigned char sa,
+			const unsigned char data[8])
+{
+	memset(cf, 0, sizeof(*cf));
+	cf->can_id = CAN_EFF_FLAG | 6u << 26 | (unsigned int)pf << 16 | J1939_LOCAL << 8 | sa;
+	cf->len = 8;
+	memcpy(cf->data, data, 8);
+}
+
+/* TP.CM RTS: 9 bytes in 2 packets, of J1939_PGN */
+static void j1939_rts(struct can_frame *cf, unsigned char sa)
+{
+	const unsigned char rts[8] = { 0x10, 9, 0, 2, 0xff, J1939_PGN & 0xff,
+				       (J1939_PGN >> 8) & 0xff, J1939_PGN >> 16 };
+
+	j1939_frame(cf, J1939_TP_CM, sa, rts);
+}
+
+static void j1939_dt(struct can_frame *cf, unsigned char sa, unsigned char seq)
+{
+	const unsigned char dt[8] = { seq, 'r', 'e', 'f', 'l', 'e', 'a', 'k' };
+
+	j1939_frame(cf, J1939_TP_DT, sa, dt);
+}
+
+static void case_j1939_second_rts(int n)
+{
+	struct {
+		struct bcm_msg_head head;
+		struct can_frame frames[5 * J1939_MAX_N];
+	} msg;
+	struct sockaddr_can addr = { .can_family = AF_CAN };
+	struct can_frame *cf = msg.frames;
+	struct ifreq ifr = { 0 };
+	int fd, j, bcm;
+
+	if (n > J1939_MAX_N)
+		quit(1, "at most %d iterations", J1939_MAX_N);
+	nl_open(NETLINK_ROUTE, "socket(AF_NETLINK, NETLINK_ROUTE)");
+	link_request(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, "rlcan0", "vcan");
+	close(nl_fd);
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		fail("socket(AF_INET, SOCK_DGRAM)");
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "rlcan0");
+	ifr.ifr_flags = IFF_UP;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+		fail("ioctl(SIOCSIFFLAGS rlcan0 up)");
+	if (ioctl(fd, SIOCGIFINDEX, &ifr) < 0)
+		fail("ioctl(SIOCGIFINDEX rlcan0)");
+	close(fd);
+	addr.can_ifindex = ifr.ifr_ifindex;
+
+	j = socket(PF_CAN, SOCK_DGRAM | SOCK_CLOEXEC, CAN_J1939);
+	if (j < 0 && missing_feature(errno))
+		unsupported("socket(PF_CAN, CAN_J1939)");
+	if (j < 0)
+		fail("socket(PF_CAN, CAN_J1939)");
+	addr.can_addr.j1939.name = J1939_NO_NAME;
+	addr.can_addr.j1939.pgn = J1939_NO_PGN;
+	addr.can_addr.j1939.addr = J1939_LOCAL;
+	if (bind(j, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		fail("bind(CAN_J1939)");
+
+	bcm = socket(PF_CAN, SOCK_DGRAM | SOCK_CLOEXEC, CAN_BCM);
+	if (bcm < 0 && missing_feature(errno))
+		unsupported("socket(PF_CAN, CAN_BCM)");
+	if (bcm < 0)
+		fail("socket(PF_CAN, CAN_BCM)");
+	memset(&addr.can_addr, 0, sizeof(addr.can_addr));
+	if (connect(bcm, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		fail("connect(CAN_BCM)");
+
+	memset(&msg.head, 0, sizeof(msg.head));
+	for (int i = 0; i < n; i++) {
+		unsigned char normal = i, twice = 0x40 + i;
+
+		j1939_rts(cf++, normal);
+		j1939_dt(cf++, normal, 1);
+		j1939_dt(cf++, normal, 2);
+		j1939_rts(cf++, twice);
+		j1939_rts(cf++, twice);
+	}
+	msg.head.opcode = TX_SETUP;
+	msg.head.flags = SETTIMER | STARTTIMER;
+	msg.head.nframes = cf - msg.frames;
+	msg.head.count = msg.head.nframes;
+	msg.head.ival1.tv_usec = J1939_GAP_MS * 1000;
+	msg.head.can_id = msg.frames[0].can_id;
+	if (write(bcm, &msg, sizeof(msg.head) + msg.head.nframes * sizeof(*cf)) < 0)
+		fail("write(CAN_BCM TX_SETUP)");
+	/* the frames and the kernel's answers; then the leaked sessions age */
+	usleep((msg.head.nframes + 1) * J1939_GAP_MS * 1000 + J1939_AGE_MS * 1000);
+	close(bcm);
+	close(j);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(int n);
@@ -1505,6 +1632,7 @@ static const struct {
 	{ "netdev-bind-phc",	case_netdev_bind_phc },
 	{ "nfc-vendor-cmd",	case_nfc_vendor },
 	{ "xattr-fremove-name",	case_xattr_fremove },
+	{ "j1939-second-rts",	case_j1939_second_rts },
 };
 
 int main(int argc, char **argv)
