@@ -1,0 +1,80 @@
+#!/bin/sh
+# perf refleak on short recordings of commands (exclusive)
+# SPDX-License-Identifier: GPL-2.0
+#
+# A recording of a short command ends while the shell that started perf,
+# perf itself and whatever the command left running still hold their
+# objects: their files, their task state, the exec state their children
+# replaced.  None of that is a leak.  Records commands that fork, exec and
+# exit children, plainly and with -b when BPF is there, and expects no
+# definite or likely finding: 'report --fail-on-leak' must exit 0 (or 4,
+# events lost, no finding).
+#
+# Exit: 0 pass, 1 fail, 2 skip (reason printed).
+
+err=0
+tmpdir=
+bpf=1
+
+pass() { echo "[PASS] $*"; }
+fail() { echo "[FAIL] $*"; err=1; }
+
+# shellcheck disable=SC2317 # called from the EXIT trap
+cleanup() {
+	[ -n "$tmpdir" ] && rm -rf "$tmpdir"
+	trap - EXIT INT TERM
+}
+# shellcheck disable=SC2154 # st is set inside the trap
+trap 'st=$?; cleanup; exit $st' EXIT
+trap 'err=1; exit 1' INT TERM
+
+[ "$(id -u)" = 0 ] || { echo "[Skip] No root permission"; exit 2; }
+command -v perf > /dev/null 2>&1 || { echo "[Skip] No perf binary in PATH"; exit 2; }
+if ! perf list tracepoint 2>/dev/null | grep -q 'ref_trace:ref_trace_set'; then
+	echo "[Skip] No tracepoint ref_trace:ref_trace_set (CONFIG_REF_TRACE)"
+	exit 2
+fi
+if ! perf version --build-options | grep -q 'bpf_skeletons: \[ on'; then
+	echo "perf built without BPF skeletons: the -b recordings are not made"
+	bpf=0
+elif [ ! -r /sys/kernel/btf/vmlinux ]; then
+	echo "The kernel has no BTF: the -b recordings are not made"
+	bpf=0
+fi
+tmpdir=$(mktemp -d /tmp/__perf_test_refleak_short.XXXXXX) || exit 1
+
+# a shell whose children exec and exit while it runs
+loop='for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; ls / > /dev/null; done'
+
+short() { # <name> <record options...> -- <command...>
+	name=$1
+	shift
+	data=$tmpdir/$name.data
+	if ! perf refleak record -o "$data" "$@" > "$tmpdir/$name.rec" 2>&1; then
+		fail "$name: perf refleak record $* failed:"
+		tail -n 5 "$tmpdir/$name.rec"
+		return
+	fi
+	perf refleak report -i "$data" --fail-on-leak -g > "$tmpdir/$name.txt" 2>&1
+	rc=$?
+	findings=$(sed -n 's/^# findings: //p' "$tmpdir/$name.txt")
+	if [ "$rc" = 0 ]; then
+		pass "$name: no definite or likely finding: $findings"
+	elif [ "$rc" = 4 ] && grep -q '^# lost events: [1-9]' "$tmpdir/$name.txt"; then
+		pass "$name: no definite or likely finding ($findings), events lost:"
+		grep '^# lost events' "$tmpdir/$name.txt"
+	else
+		fail "$name: report --fail-on-leak exited $rc:"
+		head -n 60 "$tmpdir/$name.txt"
+	fi
+	rm -f "$data"
+}
+
+short true -- true
+short loop -- sh -c "$loop"
+short system-wide -a -- sh -c "$loop"
+if [ "$bpf" = 1 ]; then
+	short bpf-loop -b -- sh -c "$loop"
+	short bpf-system-wide -b -a -- sh -c "$loop"
+fi
+exit $err
