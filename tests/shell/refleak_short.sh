@@ -12,16 +12,16 @@
 #
 # Exit: 0 pass, 1 fail, 2 skip (reason printed).
 
+# shellcheck source=lib/refleak_bpf.sh
+. "$(dirname "$0")"/lib/refleak_bpf.sh
+
 err=0
 tmpdir=
 bpf=1
 
-pass() { echo "[PASS] $*"; }
-fail() { echo "[FAIL] $*"; err=1; }
-
 # shellcheck disable=SC2317 # called from the EXIT trap
 cleanup() {
-	[ -n "$tmpdir" ] && rm -rf "$tmpdir"
+	refleak_rm_tmpdir "$tmpdir"
 	trap - EXIT INT TERM
 }
 # shellcheck disable=SC2154 # st is set inside the trap
@@ -56,17 +56,7 @@ short() { # <name> <record options...> -- <command...>
 		return
 	fi
 	perf refleak report -i "$data" --fail-on-leak -g > "$tmpdir/$name.txt" 2>&1
-	rc=$?
-	findings=$(sed -n 's/^# findings: //p' "$tmpdir/$name.txt")
-	if [ "$rc" = 0 ]; then
-		pass "$name: no definite or likely finding: $findings"
-	elif [ "$rc" = 4 ] && grep -q '^# lost events: [1-9]' "$tmpdir/$name.txt"; then
-		pass "$name: no definite or likely finding ($findings), events lost:"
-		grep '^# lost events' "$tmpdir/$name.txt"
-	else
-		fail "$name: report --fail-on-leak exited $rc:"
-		head -n 60 "$tmpdir/$name.txt"
-	fi
+	refleak_no_finding "$name" "$tmpdir/$name.txt" $?
 	rm -f "$data"
 }
 

@@ -10,6 +10,9 @@
 #
 # Exit: 0 pass, 1 fail, 2 skip (reason printed).
 
+# shellcheck source=lib/refleak_bpf.sh
+. "$(dirname "$0")"/lib/refleak_bpf.sh
+
 err=0
 tmpdir=
 
@@ -48,17 +51,5 @@ for ev in set final_put; do
 	fi
 done
 perf refleak report -i "$data" --fail-on-leak -g > "$tmpdir/report.txt" 2>&1
-rc=$?
-findings=$(sed -n 's/^# findings: //p' "$tmpdir/report.txt")
-if [ "$rc" = 0 ]; then
-	echo "[PASS] no definite or likely finding: $findings"
-elif [ "$rc" = 4 ] && grep -q '^# lost events: [1-9]' "$tmpdir/report.txt"; then
-	# exit 4: events were lost, no finding but the recording cannot show none
-	echo "[PASS] no definite or likely finding ($findings), with lost events:"
-	grep '^# lost events' "$tmpdir/report.txt"
-else
-	echo "[FAIL] report --fail-on-leak exited $rc:"
-	head -n 40 "$tmpdir/report.txt"
-	err=1
-fi
+refleak_no_finding "perf bench sched messaging" "$tmpdir/report.txt" $?
 exit $err

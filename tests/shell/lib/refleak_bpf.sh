@@ -1,11 +1,27 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# What the perf refleak tests of record -b and top share: their verdicts
-# and what they need to run.
+# What the perf refleak shell tests share: their verdicts and what the
+# tests of record -b and top need to run.
 
 pass() { echo "[PASS] $*"; }
 # shellcheck disable=SC2034 # err is the test's exit status
 fail() { echo "[FAIL] $*"; err=1; }
+
+# pass when 'perf refleak report --fail-on-leak' of <what> exited <rc>
+# with no definite or likely finding in <report> (4: events were lost and
+# nothing was found, but the recording cannot show that there is none)
+refleak_no_finding() { # <what> <report> <rc>
+	findings=$(sed -n 's/^# findings: //p' "$2")
+	if [ "$3" = 0 ]; then
+		pass "$1: no definite or likely finding: $findings"
+	elif [ "$3" = 4 ] && grep -q '^# lost events: [1-9]' "$2"; then
+		pass "$1: no definite or likely finding ($findings), events lost:"
+		grep '^# lost events' "$2"
+	else
+		fail "$1: report --fail-on-leak exited $3:"
+		head -n 60 "$2"
+	fi
+}
 
 # exit 2, saying why, unless root, perf with BPF skeletons, a kernel with
 # BTF and the ref_trace events are there for <what> (record -b, top)
