@@ -2710,6 +2710,39 @@ static int test__refleak_likely_softirq(struct test_suite *test __maybe_unused,
 }
 
 /*
+ * Objects allocated in softirqs that a process's own calls ran (a TIME_WAIT
+ * socket made when its send took in the peer's FIN): the process exits,
+ * and they are no owner_exited leak.  Allocated in its calls, they are.
+ */
+static int test__refleak_owner_in_softirq(struct test_suite *test __maybe_unused,
+					  int subtest __maybe_unused)
+{
+	struct refleak *rl = new_refs_engine();
+	const struct refleak_stats *st;
+	struct refleak_group *g;
+	u64 now = T0;
+	u32 irq, call;
+	int i;
+
+	TEST_ASSERT_VAL("engine", rl);
+	irq = stack_of(rl, FN(1) + 0x10, IRQ_ENTRY + 0x30, FN(2) + 0x20, DO_SYSCALL + 0x10);
+	call = stack_of(rl, FN(1) + 0x10, FN(3) + 0x20, FN(2) + 0x20, DO_SYSCALL + 0x10);
+	for (i = 0; i < 8; i++) {
+		ev_alloc_pid(rl, now += MS, 0x90000 + i * 0x1000, SITE_A, i < 4 ? irq : call, 100);
+		ev_set(rl, now += MS, 0x90008 + i * 0x1000, 1);
+	}
+	refleak__exit(rl, 100, now += MS);
+	st = finish(rl, now + 5 * SEC);
+	g = only_group(rl, REFLEAK_LIKELY_LEAK);
+	TEST_ASSERT_VAL("the four made in its calls are likely, by owner_exited",
+			g && g->count == 4 && g->nr_evidence[REFLEAK_EVIDENCE_OWNER_EXITED] == 4);
+	TEST_ASSERT_VAL("the four made in its softirqs are outstanding",
+			st->class_count[REFLEAK_OUTSTANDING] == 4);
+	refleak__delete(rl);
+	return TEST_OK;
+}
+
+/*
  * An object looked up on every packet a softirq receives: a get and its
  * put in the same call each time, 70 of them under softirqs that stopped
  * 70 different calls.  They are one get as the rules see them, not 70
@@ -2819,6 +2852,8 @@ static struct test_case tests__refleak[] = {
 		  refleak_likely_softirq),
 	TEST_CASE("refs: gets in softirqs that stopped other code are one get",
 		  refleak_refs_softirq_gets),
+	TEST_CASE("owner_exited: not the owner of what its softirqs allocated",
+		  refleak_owner_in_softirq),
 	{ .name = NULL, }
 };
 

@@ -1999,13 +1999,16 @@ static bool rl_judged_live(struct refleak *rl, struct rl_obj *o, u64 end_ns)
  * before the end, so its own exit path, RCU callbacks and deferred work had
  * time to release it, and so did every process it forked after allocating
  * it (a fork hands on what the child inherits: the parent allocates the
- * child's mm and its VMAs).
+ * child's mm and its VMAs).  An object allocated in an interrupt has no
+ * owner: the task the interrupt stopped (a TIME_WAIT socket made by the
+ * softirq a process's send ran) did not make it for itself.
  */
 static bool rl_owner_exited(struct refleak *rl, struct rl_obj *o, u64 end_ns)
 {
+	u32 stack = o->stack[REFLEAK_STACK_ALLOC];
 	long exit_ns, forked;
 
-	if (o->nr_puts || o->pid <= 0)
+	if (o->nr_puts || o->pid <= 0 || rl_alloc_path(rl, stack) != stack)
 		return false;
 	if (!hashmap__find(rl->exits, o->pid, &exit_ns) || (u64)exit_ns < o->alloc_ns)
 		return false;
