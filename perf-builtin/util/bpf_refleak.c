@@ -1191,12 +1191,20 @@ static ssize_t rl_write_state(struct perf_session *session, const struct rl_coun
 		goto out;
 	}
 
-	rl_write_objects(&w, skel->maps.objects);
-	rl_write_objects(&w, skel->maps.reports);
+	/*
+	 * What died first, then what lives.  While the programs go on (a
+	 * checkpoint), an object freed between the two reads is then in
+	 * neither.  The other way round it was live in one while the other
+	 * had freed an object of its site put after it, and the report took
+	 * it for a final put never freed: a net namespace waits for the
+	 * next cleanup_net() run, which frees it with the later one.
+	 */
 	w.sample = true;
 	rl_write_objects(&w, skel->maps.samples);
 	w.sample = false;
 	rl_write_sites(&w);
+	rl_write_objects(&w, skel->maps.objects);
+	rl_write_objects(&w, skel->maps.reports);
 	rl_write_procs(&w);
 	rl_write_misses(&w, counts, end_ns);
 	rl_write_end(&w, end_ns);
