@@ -420,21 +420,6 @@ static u64 rl_func(struct refleak_stacks *st, u64 ip)
 	return refleak_stacks__func(st, ip);
 }
 
-/*
- * Frames of a leaf-first stack that belong to the get or put: up to the
- * interrupt entry, if it ran in an interrupt.  What the interrupt stopped
- * differs from one event to the next and says nothing about the reference.
- */
-static u32 rl_stack_end(struct refleak_stacks *st, const u64 *ips, u32 nr)
-{
-	u32 i;
-
-	for (i = 0; i < nr; i++)
-		if (refleak_stacks__irq_entry(st, ips[i]))
-			return i + 1;
-	return nr;
-}
-
 /* was stack @id taken in an interrupt? Its process is whatever it stopped */
 static bool rl_in_irq(struct refleak_stacks *st, u32 id)
 {
@@ -442,7 +427,7 @@ static bool rl_in_irq(struct refleak_stacks *st, u32 id)
 	u32 nr;
 
 	ips = id ? refleak_stacks__get(st, id, &nr) : NULL;
-	return !ips || rl_stack_end(st, ips, nr) < nr;
+	return !ips || refleak_stacks__irq_end(st, ips, nr) < nr;
 }
 
 /* index of the first frame of a leaf-first stack outside the machinery */
@@ -473,8 +458,8 @@ static u32 rl_scope(struct refleak_stacks *st, u32 g, u32 p)
 	pi = refleak_stacks__get(st, p, &pn);
 	if (!gi || !pi)
 		return 0;
-	gn = rl_stack_end(st, gi, gn);
-	pn = rl_stack_end(st, pi, pn);
+	gn = refleak_stacks__irq_end(st, gi, gn);
+	pn = refleak_stacks__irq_end(st, pi, pn);
 	gs = rl_user_start(st, gi, gn);
 	ps = rl_user_start(st, pi, pn);
 	ng = gn - gs;
@@ -511,8 +496,8 @@ static bool rl_same_call(struct refleak_stacks *st, u32 g, u32 p)
 	pi = p ? refleak_stacks__get(st, p, &pn) : NULL;
 	if (!gi || !pi)
 		return false;
-	gn = rl_stack_end(st, gi, gn);
-	pn = rl_stack_end(st, pi, pn);
+	gn = refleak_stacks__irq_end(st, gi, gn);
+	pn = refleak_stacks__irq_end(st, pi, pn);
 	gs = rl_user_start(st, gi, gn);
 	ps = rl_user_start(st, pi, pn);
 	while (i < gn - gs && i < pn - ps && gi[gn - 1 - i] == pi[pn - 1 - i])
@@ -540,7 +525,7 @@ static u64 rl_frames_key(struct refleak_stacks *st, u32 id, u32 depth, bool firs
 	ips = id ? refleak_stacks__get(st, id, &nr) : NULL;
 	if (!ips)
 		return id;
-	nr = rl_stack_end(st, ips, nr);
+	nr = refleak_stacks__irq_end(st, ips, nr);
 	s = rl_user_start(st, ips, nr);
 	for (i = s; i < nr && i - s < depth; i++)
 		h = refleak_fnv1a(h, i == s && first_func ? rl_func(st, ips[i]) : ips[i]);
@@ -561,11 +546,15 @@ static u64 rl_stack_key(struct refleak_stacks *st, u32 id)
 static struct rl_unit *rl_unit(struct refleak_stacks *st,
 			       struct rl_pairing *pr, u32 stack, u32 order)
 {
-	u64 key = rl_stack_key(st, stack);
+	u64 key;
 	u32 i;
 
 	for (i = 0; i < pr->nr; i++)
-		if (pr->units[i].stack == stack || pr->units[i].key == key)
+		if (pr->units[i].stack == stack)
+			return &pr->units[i];
+	key = rl_stack_key(st, stack);
+	for (i = 0; i < pr->nr; i++)
+		if (pr->units[i].key == key)
 			return &pr->units[i];
 	if (pr->nr == RL_UNITS_MAX) {
 		pr->overflow = true;

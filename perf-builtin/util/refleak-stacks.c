@@ -361,6 +361,16 @@ bool refleak_stacks__irq_entry(struct refleak_stacks *st, u64 ip)
 	return rl_frame(st, ip).what & RL_FRAME_IRQ_ENTRY;
 }
 
+u32 refleak_stacks__irq_end(struct refleak_stacks *st, const u64 *ips, u32 nr)
+{
+	u32 i;
+
+	for (i = 0; i < nr; i++)
+		if (refleak_stacks__irq_entry(st, ips[i]))
+			return i + 1;
+	return nr;
+}
+
 bool refleak_stacks__dispatch(struct refleak_stacks *st, u64 ip)
 {
 	return rl_frame(st, ip).what & RL_FRAME_DISPATCH;

@@ -46,6 +46,11 @@ bool refleak_stacks__symbol(struct refleak_stacks *st, u64 ip, const char **name
 u64 refleak_stacks__func(struct refleak_stacks *st, u64 ip);
 /* the frame is where an interrupt entered: the softirq dispatcher, a vector */
 bool refleak_stacks__irq_entry(struct refleak_stacks *st, u64 ip);
+/*
+ * The frames of a leaf-first stack down to an interrupt's entry, if it was
+ * taken in one (@nr otherwise): below it is whatever the interrupt stopped.
+ */
+u32 refleak_stacks__irq_end(struct refleak_stacks *st, const u64 *ips, u32 nr);
 /* stack @id runs through fork's copy_process(): what it took, it took for the child */
 /* @ip is in a function that enters calls of every kind (a syscall's dispatch, a worker's loop) */
 bool refleak_stacks__dispatch(struct refleak_stacks *st, u64 ip);

@@ -669,22 +669,20 @@ static u32 rl_alloc_path(struct refleak *rl, u32 id)
 	struct rl_stack_life *st = rl_stack_life(rl, id);
 	const u64 *ips;
 	u64 *copy;
-	u32 nr, i, path = id;
+	u32 nr = 0, end, path = id;
 
 	if (!st)
 		return id;
 	if (st->path)
 		return st->path;
 	ips = refleak_stacks__get(rl->stacks, id, &nr);
-	for (i = 0; ips && i + 1 < nr; i++) {
-		if (!refleak_stacks__irq_entry(rl->stacks, ips[i]))
-			continue;
+	end = ips ? refleak_stacks__irq_end(rl->stacks, ips, nr) : nr;
+	if (end < nr) {
 		/* interning may move the stacks @ips points into */
-		copy = memdup(ips, (i + 1) * sizeof(*ips));
+		copy = memdup(ips, end * sizeof(*ips));
 		if (copy)
-			path = refleak__intern_stack(rl, copy, i + 1) ?: id;
+			path = refleak__intern_stack(rl, copy, end) ?: id;
 		free(copy);
-		break;
 	}
 	/* and the lives of the stacks */
 	st = rl_stack_life(rl, id);
