@@ -17,7 +17,6 @@
 
 err=0
 tmpdir=
-bpf=1
 
 # shellcheck disable=SC2317 # called from the EXIT trap
 cleanup() {
@@ -28,19 +27,9 @@ cleanup() {
 trap 'st=$?; cleanup; exit $st' EXIT
 trap 'err=1; exit 1' INT TERM
 
-[ "$(id -u)" = 0 ] || { echo "[Skip] No root permission"; exit 2; }
-command -v perf > /dev/null 2>&1 || { echo "[Skip] No perf binary in PATH"; exit 2; }
-if ! perf list tracepoint 2>/dev/null | grep -q 'ref_trace:ref_trace_set'; then
-	echo "[Skip] No tracepoint ref_trace:ref_trace_set (CONFIG_REF_TRACE)"
-	exit 2
-fi
-if ! perf version --build-options | grep -q 'bpf_skeletons: \[ on'; then
-	echo "perf built without BPF skeletons: the -b recordings are not made"
-	bpf=0
-elif [ ! -r /sys/kernel/btf/vmlinux ]; then
-	echo "The kernel has no BTF: the -b recordings are not made"
-	bpf=0
-fi
+refleak_skip_unless_traced
+no_bpf=$(refleak_bpf_missing "record -b")
+[ -z "$no_bpf" ] || echo "$no_bpf: the -b recordings are not made"
 tmpdir=$(mktemp -d /tmp/__perf_test_refleak_short.XXXXXX) || exit 1
 
 # a shell whose children exec and exit while it runs
@@ -63,7 +52,7 @@ short() { # <name> <record options...> -- <command...>
 short true -- true
 short loop -- sh -c "$loop"
 short system-wide -a -- sh -c "$loop"
-if [ "$bpf" = 1 ]; then
+if [ -z "$no_bpf" ]; then
 	short bpf-loop -b -- sh -c "$loop"
 	short bpf-system-wide -b -a -- sh -c "$loop"
 fi

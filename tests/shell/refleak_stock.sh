@@ -25,12 +25,7 @@ cleanup() {
 trap 'st=$?; cleanup; exit $st' EXIT
 trap 'err=1; exit 1' INT TERM
 
-[ "$(id -u)" = 0 ] || { echo "[Skip] No root permission"; exit 2; }
-command -v perf > /dev/null 2>&1 || { echo "[Skip] No perf binary in PATH"; exit 2; }
-if ! perf list tracepoint 2>/dev/null | grep -q 'ref_trace:ref_trace_set'; then
-	echo "[Skip] No tracepoint ref_trace:ref_trace_set (CONFIG_REF_TRACE)"
-	exit 2
-fi
+refleak_skip_unless_traced
 tmpdir=$(mktemp -d /tmp/__perf_test_refleak_stock.XXXXXX) || exit 1
 data=$tmpdir/perf.data
 

@@ -23,23 +23,32 @@ refleak_no_finding() { # <what> <report> <rc>
 	fi
 }
 
-# exit 2, saying why, unless root, perf with BPF skeletons, a kernel with
-# BTF and the ref_trace events are there for <what> (record -b, top)
-refleak_bpf_skip_unless_ready() { # <what>
+# exit 2, saying why, unless root, perf and the ref_trace events are there
+refleak_skip_unless_traced() {
 	[ "$(id -u)" = 0 ] || { echo "[Skip] No root permission"; exit 2; }
 	command -v perf > /dev/null 2>&1 || { echo "[Skip] No perf binary in PATH"; exit 2; }
-	if ! perf version --build-options | grep -q 'bpf_skeletons: \[ on'; then
-		echo "[Skip] perf built without BPF skeletons: no 'perf refleak $1'"
-		exit 2
-	fi
-	if [ ! -r /sys/kernel/btf/vmlinux ]; then
-		echo "[Skip] The kernel has no BTF (CONFIG_DEBUG_INFO_BTF): no 'perf refleak $1'"
-		exit 2
-	fi
 	if ! perf list tracepoint 2>/dev/null | grep -q 'ref_trace:ref_trace_set'; then
 		echo "[Skip] No tracepoint ref_trace:ref_trace_set (CONFIG_REF_TRACE)"
 		exit 2
 	fi
+}
+
+# why 'perf refleak <what>' (record -b, top) cannot run here: perf built
+# without BPF skeletons, a kernel without BTF; nothing when it can
+refleak_bpf_missing() { # <what>
+	if ! perf version --build-options | grep -q 'bpf_skeletons: \[ on'; then
+		echo "perf built without BPF skeletons: no 'perf refleak $1'"
+	elif [ ! -r /sys/kernel/btf/vmlinux ]; then
+		echo "The kernel has no BTF (CONFIG_DEBUG_INFO_BTF): no 'perf refleak $1'"
+	fi
+}
+
+# exit 2, saying why, unless root, perf with BPF skeletons, a kernel with
+# BTF and the ref_trace events are there for <what> (record -b, top)
+refleak_bpf_skip_unless_ready() { # <what>
+	refleak_skip_unless_traced
+	why=$(refleak_bpf_missing "$1")
+	[ -z "$why" ] || { echo "[Skip] $why"; exit 2; }
 }
 
 # remove a test's temporary directory, or keep it (REFLEAK_KEEP=1) and say where
